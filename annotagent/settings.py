@@ -1,0 +1,210 @@
+"""Annotagent settings: every value comes from the environment (django-environ).
+
+Each variable is listed, with a safe development value, in `.env.example`. A `.env` file in the
+project root is read when present; real environment variables win over it.
+"""
+
+from pathlib import Path
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+env = environ.Env()
+environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+
+DEBUG = env.bool("DEBUG", default=False)
+
+# Local state of the embedded default: SQLite, the embedded MongoDB-wire server, uploaded PDFs.
+DATA_DIR = Path(env.str("DATA_DIR", default=str(BASE_DIR / ".data")))
+DATA_DIR.mkdir(parents=True, exist_ok=True)
+
+SECRET_KEY = env.str("SECRET_KEY", default="")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off (see .env.example).")
+    SECRET_KEY = "insecure-development-key-only-for-debug"
+
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1"])
+if "*" in ALLOWED_HOSTS:
+    raise ImproperlyConfigured("ALLOWED_HOSTS must name hosts; '*' is refused.")
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "channels",
+    "django_tasks",
+    "django_tasks_db",
+    "template_partials",
+    "papers",
+    "projects",
+    "indexing",
+    "chat",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
+]
+
+ROOT_URLCONF = "annotagent.urls"
+ASGI_APPLICATION = "annotagent.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": env.db("DATABASE_URL", default=f"sqlite:///{DATA_DIR / 'db.sqlite3'}"),
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # The web server, the task worker and commands share one SQLite file: wait for locks.
+    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "projects:list"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(DATA_DIR / "media")))
+MEDIA_URL = "media/"
+
+# Uploads: PDFs are read whole to hash them, so the cap bounds memory too.
+UPLOAD_MAX_BYTES = env.int("UPLOAD_MAX_BYTES", default=50 * 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+PROJECT_MAX_PAPERS = env.int("PROJECT_MAX_PAPERS", default=10)
+
+# Channels: Redis in production; in-process otherwise.
+REDIS_URL = env.str("REDIS_URL", default="")
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL]},
+        }
+    }
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+# Background tasks (django-tasks backport of Django 6's Tasks API); worker: `manage.py db_worker`.
+TASKS = {
+    "default": {
+        "BACKEND": env.str("TASKS_BACKEND", default="django_tasks_db.DatabaseBackend"),
+        "QUEUES": ["default"],
+    }
+}
+
+# MongoDB: the chunk index. Unset MONGODB_URI starts the embedded SecantusDB server under DATA_DIR.
+MONGODB_URI = env.str("MONGODB_URI", default="")
+MONGODB_DB = env.str("MONGODB_DB", default="annotagent")
+MONGODB_TIMEOUT_MS = env.int("MONGODB_TIMEOUT_MS", default=5000)
+MONGODB_ATLAS_VECTOR_INDEX = env.str("MONGODB_ATLAS_VECTOR_INDEX", default="paperchunks_embedding")
+EMBEDDED_MONGO_DIR = Path(env.str("EMBEDDED_MONGO_DIR", default=str(DATA_DIR / "mongo")))
+
+# Embeddings: "local" (all-MiniLM-L6-v2, offline) or "openai".
+EMBEDDING_BACKEND = env.str("EMBEDDING_BACKEND", default="local")
+LOCAL_EMBED_MODEL = env.str("LOCAL_EMBED_MODEL", default="all-MiniLM-L6-v2")
+OPENAI_EMBED_MODEL = env.str("OPENAI_EMBED_MODEL", default="text-embedding-3-small")
+EMBED_BATCH_SIZE = env.int("EMBED_BATCH_SIZE", default=64)
+
+# Chat models: any OpenAI-compatible endpoint. No API key means the extractive answerer.
+OPENAI_API_KEY = env.str("OPENAI_API_KEY", default="")
+OPENAI_BASE_URL = env.str("OPENAI_BASE_URL", default="") or None
+OPENAI_CHAT_MODEL = env.str("OPENAI_CHAT_MODEL", default="gpt-4o-mini")
+OPENAI_PROJECT_CHAT_MODEL = env.str("OPENAI_PROJECT_CHAT_MODEL", default="")
+OPENAI_TIMEOUT_SECONDS = env.float("OPENAI_TIMEOUT_SECONDS", default=60.0)
+
+# Indexing.
+PDF_PARSE_TIMEOUT_SECONDS = env.int("PDF_PARSE_TIMEOUT_SECONDS", default=180)
+PDF_PARSE_MEMORY_MB = env.int("PDF_PARSE_MEMORY_MB", default=2048)
+PDF_MAX_PAGE_CHARS = env.int("PDF_MAX_PAGE_CHARS", default=200_000)
+CHUNK_TOKENS = env.int("CHUNK_TOKENS", default=200)
+CHUNK_OVERLAP_TOKENS = env.int("CHUNK_OVERLAP_TOKENS", default=40)
+# "auto": from the chat model when one is configured, else heuristic. "heuristic" never calls a model.
+CONTEXTUAL_BLURBS = env.str("CONTEXTUAL_BLURBS", default="auto")
+
+# Retrieval: the context layer.
+PROJECT_CHAT_TOP_K = env.int("PROJECT_CHAT_TOP_K", default=15)
+PROJECT_CHAT_MAX_CHUNKS_PER_PAPER = env.int("PROJECT_CHAT_MAX_CHUNKS_PER_PAPER", default=5)
+PROJECT_CHAT_MIN_RELEVANCE = env.float("PROJECT_CHAT_MIN_RELEVANCE", default=0.3)
+PROJECT_CHAT_HISTORY_TOKENS = env.int("PROJECT_CHAT_HISTORY_TOKENS", default=2000)
+
+# The demo: a folder of PDFs ingested by `./run demo`.
+DEMO_PAPERS_DIR = Path(env.str("DEMO_PAPERS_DIR", default=str(BASE_DIR.parent / "shared/papers/consensus")))
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+        "rest_framework.authentication.TokenAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "annotagent.exceptions.api_exception_handler",
+}
+SPECTACULAR_SETTINGS = {"TITLE": "Annotagent API", "VERSION": "1.0.0"}
+
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "frame-src": ["'self'"],
+        "object-src": ["'self'"],
+    }
+}
+X_FRAME_OPTIONS = "SAMEORIGIN"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+}

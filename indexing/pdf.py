@@ -1,0 +1,164 @@
+"""PDF text extraction under resource limits, and metadata from the extracted text.
+
+pdfminer (under pdfplumber) has no resource caps: a 1 MB PDF can inflate to gigabytes of RAM and a
+few kilobytes can take seconds a page. So parsing runs in a child process (`indexing.pdfparse`) with
+an address-space limit of `PDF_PARSE_MEMORY_MB` and a wall-clock limit of
+`PDF_PARSE_TIMEOUT_SECONDS`; a paper that exceeds either fails alone with that reason.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import resource
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
+
+from annotagent.errors import AnnotagentError
+
+# A page with fewer characters than this counts as having no text layer.
+MIN_TEXT_CHARS_PER_PAGE = 20
+
+
+class PdfError(AnnotagentError):
+    """The PDF could not be turned into text."""
+
+    code = "pdf_unreadable"
+
+
+class PdfEncryptedError(PdfError):
+    """The PDF is encrypted and needs a password to open."""
+
+    code = "pdf_encrypted"
+
+
+class PdfNoTextError(PdfError):
+    """The PDF has no text layer (scanned or image-only); it needs OCR before it can be indexed."""
+
+    code = "pdf_no_text"
+
+
+class PdfResourceError(PdfError):
+    """Parsing the PDF took more time or memory than allowed."""
+
+    code = "pdf_too_complex"
+
+
+@dataclass(frozen=True)
+class PaperText:
+    """The text of a paper: `pages[i]` is the normalised text of physical page i + 1."""
+
+    pages: list[str]
+    metadata: dict[str, str] = field(default_factory=dict)
+
+
+def _limit_memory() -> None:  # runs in the child, between fork and exec
+    limit = settings.PDF_PARSE_MEMORY_MB * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def extract_text(path: Path | str) -> PaperText:
+    """Extract the per-page text of the PDF at *path* in a resource-limited child process.
+
+    Raises PdfEncryptedError, PdfNoTextError (no page has text), PdfResourceError (timeout or
+    memory limit) or PdfError (corrupt, truncated, not a PDF, a page over `PDF_MAX_PAGE_CHARS`).
+    """
+    base_dir = Path(__file__).resolve().parent.parent
+    try:
+        completed = subprocess.run(
+            [sys.executable, "-m", "indexing.pdfparse", str(path), str(settings.PDF_MAX_PAGE_CHARS)],
+            cwd=base_dir,
+            capture_output=True,
+            timeout=settings.PDF_PARSE_TIMEOUT_SECONDS,
+            preexec_fn=_limit_memory,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise PdfResourceError(
+            f"Reading the PDF took longer than {settings.PDF_PARSE_TIMEOUT_SECONDS} s, the limit per paper."
+        ) from exc
+    if completed.returncode != 0:
+        stderr = completed.stderr.decode(errors="replace")
+        if "MemoryError" in stderr or completed.returncode < 0:
+            raise PdfResourceError(
+                f"Reading the PDF needed more than {settings.PDF_PARSE_MEMORY_MB} MB of memory, the limit per paper."
+            )
+        raise PdfError(f"The PDF could not be read: {stderr.strip().splitlines()[-1:] or 'parser failed'}")
+    result = json.loads(completed.stdout)
+    if "error" in result:
+        error_class = PdfEncryptedError if result["error"] == "encrypted" else PdfError
+        raise error_class(result["message"])
+    pages = result["pages"]
+    if not pages:
+        raise PdfError("The PDF has no pages.")
+    if not any(len(page) >= MIN_TEXT_CHARS_PER_PAGE for page in pages):
+        raise PdfNoTextError(
+            "The PDF has no text layer (it looks scanned or image-only); run OCR on it and upload it again."
+        )
+    return PaperText(pages=pages, metadata=result.get("metadata", {}))
+
+
+@dataclass(frozen=True)
+class PaperMetadata:
+    title: str = ""
+    authors: str = ""
+    year: int | None = None
+    abstract: str = ""
+    doi: str = ""
+
+
+_DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>]+[^\s\"<>.,;])", re.IGNORECASE)
+_YEAR = re.compile(r"\b(19[5-9]\d|20[0-4]\d)\b")
+_ABSTRACT = re.compile(
+    r"\babstract\b[\s.:—-]*(.{80,2500}?)(?:\n\s*(?:1\.?|I\.?)\s+introduction\b|\n\s*introduction\b|"
+    r"\n\s*(?:keywords|categories and subject descriptors|ccs concepts)\b)",
+    re.IGNORECASE | re.DOTALL,
+)
+_JUNK_TITLES = {"untitled", "paper.dvi", "microsoft word"}
+
+
+def _good_meta(value: str) -> bool:
+    value = value.strip()
+    return len(value) > 3 and not any(junk in value.lower() for junk in _JUNK_TITLES) and not value.endswith(".dvi")
+
+
+def extract_metadata(text: PaperText) -> PaperMetadata:
+    """Title, authors, year, abstract and DOI, from the PDF's info dictionary where it gives them and
+    from the first page otherwise. Every field may come back empty."""
+    info = text.metadata
+    first_page = text.pages[0] if text.pages else ""
+    if len(first_page) < 200 and len(text.pages) > 1:
+        first_page = first_page + "\n" + text.pages[1]
+    lines = [line.strip() for line in first_page.splitlines() if line.strip()]
+
+    title = info.get("Title", "") if _good_meta(info.get("Title", "")) else ""
+    if not title and lines:
+        title = lines[0]
+    authors = info.get("Author", "") if _good_meta(info.get("Author", "")) else ""
+    if not authors and len(lines) > 1:
+        authors = lines[1]
+    authors = authors.split(";")[0].strip()
+
+    head = "\n".join(text.pages[:2])
+    doi_match = _DOI.search(head)
+    abstract_match = _ABSTRACT.search(first_page)
+    abstract = re.sub(r"-\n(?=[a-z])", "", abstract_match.group(1)) if abstract_match else ""
+    abstract = re.sub(r"\s+", " ", abstract).strip()
+
+    year = None
+    for source in (info.get("CreationDate", ""), head[:3000]):
+        found = _YEAR.search(source)
+        if found:
+            year = int(found.group(1))
+            break
+    return PaperMetadata(
+        title=title[:500],
+        authors=authors[:1000],
+        year=year,
+        abstract=abstract,
+        doi=doi_match.group(1) if doi_match else "",
+    )

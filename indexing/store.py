@@ -1,0 +1,358 @@
+"""The chunk index: the MongoDB collection `paperchunks`, through pymongo. The only module that
+talks to MongoDB.
+
+Chunk records are `{paperId, chunkIndex, pageNumber, text, contextualBlurb, embedding,
+embeddingModel, indexVersion}`; `embedding` is a BSON binary float32 vector
+(`Binary.from_vector`, subtype 9). A paper's chunks are written under a new `indexVersion` and the
+old version is deleted only after the new one is complete; readers ask for the version the paper
+row names, so they never see a half-written paper.
+
+With `MONGODB_URI` unset, the embedded default runs a SecantusDB server (MongoDB wire protocol over
+WiredTiger) as a separate process with its data under `EMBEDDED_MONGO_DIR`. Whichever process needs
+it first (web, worker, command) starts it; the others find it through `server.json` in that folder.
+Its store admits one process, so the server is shared, never started twice.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from bson.binary import Binary, BinaryVectorDtype
+from django.conf import settings
+from pymongo import ASCENDING, MongoClient
+from pymongo.collection import Collection
+from pymongo.errors import PyMongoError
+
+from annotagent.errors import ServiceUnavailableError
+
+logger = logging.getLogger(__name__)
+
+COLLECTION = "paperchunks"
+
+
+class ChunkStoreError(ServiceUnavailableError):
+    """The chunk index (MongoDB) could not be reached or refused the operation."""
+
+    code = "chunk_index_unavailable"
+
+
+@dataclass(frozen=True)
+class ChunkRecord:
+    """One chunk as stored. `page_number` is the 1-based physical PDF page the chunk starts on."""
+
+    paper_id: int
+    chunk_index: int
+    page_number: int
+    text: str
+    contextual_blurb: str
+    embedding: np.ndarray
+    embedding_model: str
+    index_version: int
+
+    def to_document(self) -> dict[str, Any]:
+        return {
+            "paperId": self.paper_id,
+            "chunkIndex": self.chunk_index,
+            "pageNumber": self.page_number,
+            "text": self.text,
+            "contextualBlurb": self.contextual_blurb,
+            "embedding": Binary.from_vector(self.embedding.astype(np.float32).tolist(), BinaryVectorDtype.FLOAT32),
+            "embeddingModel": self.embedding_model,
+            "indexVersion": self.index_version,
+        }
+
+
+@dataclass(frozen=True)
+class ChunkMatrix:
+    """The chunks of some papers, embeddings stacked for an exact scan.
+
+    `embeddings` has shape (n, d), float32; row i belongs to `chunks[i]` (metadata without vectors).
+    """
+
+    chunks: list[dict[str, Any]]
+    embeddings: np.ndarray
+
+
+# --- connection -----------------------------------------------------------------------------------
+
+_client: MongoClient | None = None
+_client_uri: str | None = None
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _ping(uri: str, timeout_ms: int = 500) -> bool:
+    try:
+        with MongoClient(uri, serverSelectionTimeoutMS=timeout_ms, connectTimeoutMS=timeout_ms) as probe:
+            probe.admin.command("ping")
+        return True
+    except PyMongoError:
+        return False
+
+
+def _uri_for(port: int) -> str:
+    return f"mongodb://127.0.0.1:{port}/?directConnection=true"
+
+
+def ensure_embedded_server(data_dir: Path | None = None, *, wait_seconds: float = 30.0) -> str:
+    """Return the URI of the embedded server for *data_dir*, starting it if no process has.
+
+    A file lock on `<data_dir>/server.lock` makes concurrent starters agree on one server; the
+    server runs detached and outlives the process that started it. Raises ChunkStoreError if it
+    does not answer within *wait_seconds*.
+    """
+    data_dir = Path(data_dir or settings.EMBEDDED_MONGO_DIR)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    state_file = data_dir / "server.json"
+    with open(data_dir / "server.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if state_file.exists():
+            uri = json.loads(state_file.read_text())["uri"]
+            if _ping(uri):
+                return uri
+        port = _free_port()
+        uri = _uri_for(port)
+        log = open(data_dir / "server.log", "ab")
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "import sys; from secantus.cli import main; sys.exit(main())",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--storage-path",
+                str(data_dir / "store"),
+                "--log-level",
+                "WARNING",
+            ],
+            stdout=log,
+            stderr=log,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + wait_seconds
+        while time.monotonic() < deadline:
+            if _ping(uri, 300):
+                state_file.write_text(json.dumps({"uri": uri, "pid": process.pid}))
+                logger.info("Started the embedded MongoDB-wire server (pid %s) at %s", process.pid, uri)
+                return uri
+            if process.poll() is not None:
+                break
+            time.sleep(0.2)
+        process.kill()
+        raise ChunkStoreError(
+            f"The embedded chunk index did not start; see {data_dir / 'server.log'}. "
+            "Set MONGODB_URI to use an existing MongoDB server."
+        )
+
+
+def stop_embedded_server(data_dir: Path | None = None) -> bool:
+    """Stop the embedded server of *data_dir* if one runs. Returns whether one was stopped."""
+    data_dir = Path(data_dir or settings.EMBEDDED_MONGO_DIR)
+    state_file = data_dir / "server.json"
+    if not state_file.exists():
+        return False
+    pid = json.loads(state_file.read_text()).get("pid")
+    state_file.unlink()
+    try:
+        os.kill(pid, 15)
+    except (ProcessLookupError, TypeError):
+        return False
+    return True
+
+
+def mongodb_uri() -> str:
+    """`MONGODB_URI`, or the embedded server's URI (started on first use)."""
+    return settings.MONGODB_URI or ensure_embedded_server()
+
+
+def get_client() -> MongoClient:
+    """The process-wide pymongo client, built lazily (pymongo pools connections per client)."""
+    global _client, _client_uri
+    uri = mongodb_uri() if not settings.MONGODB_URI else settings.MONGODB_URI
+    if _client is None or _client_uri != uri:
+        if _client is not None:
+            _client.close()
+        timeout = settings.MONGODB_TIMEOUT_MS
+        _client = MongoClient(uri, serverSelectionTimeoutMS=timeout, connectTimeoutMS=timeout, socketTimeoutMS=60_000)
+        _client_uri = uri
+    return _client
+
+
+def reset_client() -> None:
+    """Forget the cached client (tests that point at another server, or after a fork)."""
+    global _client, _client_uri
+    if _client is not None:
+        _client.close()
+    _client = _client_uri = None
+
+
+def get_collection() -> Collection:
+    return get_client()[settings.MONGODB_DB][COLLECTION]
+
+
+def is_atlas() -> bool:
+    """Whether the chunk index is on MongoDB Atlas, where `$vectorSearch` exists."""
+    return ".mongodb.net" in settings.MONGODB_URI or settings.MONGODB_URI.startswith("mongodb+srv://")
+
+
+# --- operations -----------------------------------------------------------------------------------
+
+
+def ensure_indexes() -> list[str]:
+    """Create the collection's indexes (idempotent). Returns their names."""
+    try:
+        collection = get_collection()
+        return [
+            collection.create_index([("paperId", ASCENDING)], name="paperId"),
+            collection.create_index(
+                [("paperId", ASCENDING), ("indexVersion", ASCENDING), ("chunkIndex", ASCENDING)],
+                name="paper_version_chunk",
+                unique=True,
+            ),
+            collection.create_index([("embeddingModel", ASCENDING)], name="embeddingModel"),
+        ]
+    except PyMongoError as exc:
+        raise ChunkStoreError(f"Could not create the chunk index's indexes: {exc}") from exc
+
+
+def write_chunks(records: Sequence[ChunkRecord]) -> int:
+    """Insert *records* (all of one paper and index version). Returns how many were written."""
+    if not records:
+        return 0
+    try:
+        get_collection().insert_many([record.to_document() for record in records], ordered=False)
+    except PyMongoError as exc:
+        raise ChunkStoreError(f"Could not write chunks: {exc}") from exc
+    return len(records)
+
+
+def delete_chunks(paper_id: int, *, keep_version: int | None = None) -> int:
+    """Delete a paper's chunks, all of them or all but *keep_version*. Returns how many went."""
+    query: dict[str, Any] = {"paperId": paper_id}
+    if keep_version is not None:
+        query["indexVersion"] = {"$ne": keep_version}
+    try:
+        return get_collection().delete_many(query).deleted_count
+    except PyMongoError as exc:
+        raise ChunkStoreError(f"Could not delete chunks of paper {paper_id}: {exc}") from exc
+
+
+def count_chunks(paper_id: int, *, index_version: int | None = None, embedding_model: str | None = None) -> int:
+    query: dict[str, Any] = {"paperId": paper_id}
+    if index_version is not None:
+        query["indexVersion"] = index_version
+    if embedding_model is not None:
+        query["embeddingModel"] = embedding_model
+    try:
+        return get_collection().count_documents(query)
+    except PyMongoError as exc:
+        raise ChunkStoreError(f"Could not count chunks: {exc}") from exc
+
+
+def _version_filter(versions: dict[int, int], embedding_model: str) -> dict[str, Any]:
+    return {
+        "$or": [{"paperId": paper_id, "indexVersion": version} for paper_id, version in versions.items()],
+        "embeddingModel": embedding_model,
+    }
+
+
+def load_chunks(versions: dict[int, int], *, embedding_model: str, with_embeddings: bool = True) -> ChunkMatrix:
+    """Read the current chunks of some papers.
+
+    *versions* maps paper id -> the index version to read. Only chunks of *embedding_model* are
+    returned, so vectors of different models never meet. Rows are ordered by (paperId, chunkIndex).
+    """
+    if not versions:
+        return ChunkMatrix(chunks=[], embeddings=np.zeros((0, 0), dtype=np.float32))
+    projection: dict[str, int] = {"_id": 0} if with_embeddings else {"_id": 0, "embedding": 0}
+    try:
+        cursor = get_collection().find(_version_filter(versions, embedding_model), projection)
+        documents = sorted(cursor, key=lambda d: (d["paperId"], d["chunkIndex"]))
+    except PyMongoError as exc:
+        raise ChunkStoreError(f"Could not read chunks: {exc}") from exc
+    if not with_embeddings:
+        return ChunkMatrix(chunks=documents, embeddings=np.zeros((len(documents), 0), dtype=np.float32))
+    rows = [np.frombuffer(bytes(doc.pop("embedding"))[2:], dtype=np.float32) for doc in documents]
+    embeddings = np.vstack(rows) if rows else np.zeros((0, 0), dtype=np.float32)
+    return ChunkMatrix(chunks=documents, embeddings=embeddings)
+
+
+def vector_search(
+    query: np.ndarray, versions: dict[int, int], *, embedding_model: str, limit: int
+) -> list[tuple[dict[str, Any], float]]:
+    """Atlas `$vectorSearch` over the papers in *versions*: best-first (chunk, cosine score) pairs.
+
+    Needs the Atlas vector index `MONGODB_ATLAS_VECTOR_INDEX` on `embedding` with `paperId`,
+    `indexVersion` and `embeddingModel` as filter fields. Atlas's cosine score is (1 + cos) / 2; it is
+    mapped back to cosine similarity here.
+    """
+    pipeline = [
+        {
+            "$vectorSearch": {
+                "index": settings.MONGODB_ATLAS_VECTOR_INDEX,
+                "path": "embedding",
+                "queryVector": Binary.from_vector(query.astype(np.float32).tolist(), BinaryVectorDtype.FLOAT32),
+                "numCandidates": max(limit * 20, 200),
+                "limit": limit,
+                "filter": {"paperId": {"$in": list(versions)}, "embeddingModel": embedding_model},
+            }
+        },
+        {"$project": {"_id": 0, "embedding": 0, "score": {"$meta": "vectorSearchScore"}}},
+    ]
+    try:
+        documents = list(get_collection().aggregate(pipeline))
+    except PyMongoError as exc:
+        raise ChunkStoreError(f"Vector search failed: {exc}") from exc
+    hits = []
+    for doc in documents:
+        if versions.get(doc["paperId"]) != doc.get("indexVersion"):
+            continue
+        score = float(doc.pop("score"))
+        hits.append((doc, 2 * score - 1))
+    return hits
+
+
+def chunk_counts_by_paper(paper_ids: Iterable[int] | None = None) -> dict[tuple[int, int, str], int]:
+    """Counts of stored chunks keyed by (paperId, indexVersion, embeddingModel)."""
+    pipeline: list[dict[str, Any]] = []
+    if paper_ids is not None:
+        pipeline.append({"$match": {"paperId": {"$in": list(paper_ids)}}})
+    pipeline.append(
+        {
+            "$group": {
+                "_id": {"p": "$paperId", "v": "$indexVersion", "m": "$embeddingModel"},
+                "n": {"$sum": 1},
+            }
+        }
+    )
+    try:
+        return {(g["_id"]["p"], g["_id"]["v"], g["_id"]["m"]): g["n"] for g in get_collection().aggregate(pipeline)}
+    except PyMongoError as exc:
+        raise ChunkStoreError(f"Could not count chunks: {exc}") from exc
+
+
+def delete_chunks_of_version(paper_id: int, index_version: int) -> int:
+    """Delete one index version of a paper's chunks (a failed or repeated build). Returns the count."""
+    try:
+        return get_collection().delete_many({"paperId": paper_id, "indexVersion": index_version}).deleted_count
+    except PyMongoError as exc:
+        raise ChunkStoreError(f"Could not delete chunks of paper {paper_id}: {exc}") from exc

@@ -1,0 +1,90 @@
+"""Papers and the user's library.
+
+A `Paper` is one distinct PDF file (deduplicated by the SHA-256 of its bytes), shared by every
+library that holds it; its chunks live in the MongoDB collection `paperchunks`, keyed by `Paper.pk`.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from indexing.embeddings import configured_model_name
+
+
+def paper_upload_to(paper: Paper, filename: str) -> str:
+    """Stored files are named by content hash, never by the uploader's file name."""
+    return f"papers/{paper.sha256[:2]}/{paper.sha256}.pdf"
+
+
+class PaperQuerySet(models.QuerySet["Paper"]):
+    def in_library_of(self, user: models.Model) -> PaperQuerySet:
+        return self.filter(library_links__user=user)
+
+    def ready(self) -> PaperQuerySet:
+        """Papers whose chunks for the configured embedding model are complete."""
+        return self.filter(index_status=Paper.IndexStatus.READY, embedding_model=configured_model_name())
+
+    def not_ready(self) -> PaperQuerySet:
+        return self.filter(~Q(index_status=Paper.IndexStatus.READY) | ~Q(embedding_model=configured_model_name()))
+
+
+class Paper(models.Model):
+    class IndexStatus(models.TextChoices):
+        PENDING = "pending", "Queued"
+        INDEXING = "indexing", "Indexing"
+        READY = "ready", "Ready"
+        FAILED = "failed", "Failed"
+
+    sha256 = models.CharField(max_length=64, unique=True)
+    file = models.FileField(upload_to=paper_upload_to)
+    original_filename = models.CharField(max_length=255, blank=True)
+    title = models.CharField(max_length=500, blank=True)
+    authors = models.CharField(max_length=1000, blank=True)
+    year = models.PositiveSmallIntegerField(null=True, blank=True)
+    abstract = models.TextField(blank=True)
+    doi = models.CharField(max_length=255, blank=True)
+    page_count = models.PositiveIntegerField(default=0)
+
+    index_status = models.CharField(max_length=16, choices=IndexStatus.choices, default=IndexStatus.PENDING)
+    index_error = models.TextField(blank=True, help_text="Why indexing failed, in words a researcher can act on.")
+    # Chunks carry the version they were written under; retrieval reads only the current one, so a
+    # re-index swaps a paper's chunks in one row update.
+    index_version = models.PositiveIntegerField(default=0)
+    embedding_model = models.CharField(max_length=200, blank=True)
+    chunk_count = models.PositiveIntegerField(default=0)
+    indexed_at = models.DateTimeField(null=True, blank=True)
+
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = PaperQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["title", "pk"]
+
+    def __str__(self) -> str:
+        return self.display_title
+
+    @property
+    def display_title(self) -> str:
+        return self.title or self.original_filename or f"Paper {self.pk}"
+
+
+class UserPaper(models.Model):
+    """A paper in a user's library."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="library_links")
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="library_links")
+    added_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "paper"], name="unique_library_paper")]
+        ordering = ["-added_at", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.user} · {self.paper}"

@@ -1,0 +1,166 @@
+"""Project workflows: create, rename, delete, add and remove papers, and library removal (which
+reaches into projects)."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.http import Http404
+
+from annotagent.errors import AnnotagentError
+from indexing import store
+from indexing.tasks import index_paper
+from papers.models import Paper, UserPaper
+from papers.services import AddedPaper, add_paper_to_library
+from projects.models import Project, ProjectPaper
+
+
+class ProjectFullError(AnnotagentError):
+    code = "project_full"
+
+
+def get_project_for_user(user: AbstractBaseUser, pk: int) -> Project:
+    """A project *user* may see. Raises Http404 for any other, so callers never fetch unscoped."""
+    project = Project.objects.for_user(user).filter(pk=pk).first()
+    if project is None:
+        raise Http404("No such project.")
+    return project
+
+
+@transaction.atomic
+def create_project(*, owner: AbstractBaseUser, name: str, description: str = "") -> Project:
+    name = name.strip()
+    if not name:
+        raise AnnotagentError("A project needs a name.")
+    return Project.objects.create(owner=owner, name=name[:200], description=description.strip())
+
+
+@transaction.atomic
+def update_project(*, project: Project, name: str | None = None, description: str | None = None) -> Project:
+    if name is not None:
+        if not name.strip():
+            raise AnnotagentError("A project needs a name.")
+        project.name = name.strip()[:200]
+    if description is not None:
+        project.description = description.strip()
+    project.save()
+    return project
+
+
+@transaction.atomic
+def delete_project(*, project: Project) -> None:
+    """Delete *project*, its paper links and its chat. Papers and their chunks stay."""
+    project.delete()
+
+
+def check_room(project: Project, adding: int) -> None:
+    """Raise ProjectFullError unless *project* has room for *adding* more papers."""
+    held = project.project_papers.count()
+    if held + adding > settings.PROJECT_MAX_PAPERS:
+        room = max(settings.PROJECT_MAX_PAPERS - held, 0)
+        raise ProjectFullError(
+            f"A project holds at most {settings.PROJECT_MAX_PAPERS} papers; this one has {held}, "
+            f"so there is room for {room} more."
+        )
+
+
+def _queue_if_unindexed(paper: Paper) -> None:
+    # Lazy backfill: a paper with no chunks for the configured embedding model (never indexed, failed,
+    # or indexed by another model) is queued on first use. Pending and indexing papers are queued.
+    if paper.index_status in (Paper.IndexStatus.PENDING, Paper.IndexStatus.INDEXING):
+        return
+    if Paper.objects.ready().filter(pk=paper.pk).exists():
+        return
+    Paper.objects.filter(pk=paper.pk).update(index_status=Paper.IndexStatus.PENDING, index_error="")
+    transaction.on_commit(partial(index_paper.enqueue, paper_id=paper.pk))
+
+
+@transaction.atomic
+def add_papers_to_project(*, project: Project, papers: list[Paper], user: AbstractBaseUser) -> list[ProjectPaper]:
+    """Put *papers* in *project*, adding each to *user*'s library first if needed, all or nothing.
+
+    Papers already in the project are skipped. Raises ProjectFullError when the project would hold
+    more than `PROJECT_MAX_PAPERS`; nothing is added then. Papers without chunks for the configured
+    embedding model are queued for indexing after commit.
+    """
+    Project.objects.select_for_update().filter(pk=project.pk).first()
+    present = set(project.project_papers.values_list("paper_id", flat=True))
+    new = [paper for paper in dict.fromkeys(papers) if paper.pk not in present]
+    check_room(project, len(new))
+    links = []
+    for paper in new:
+        UserPaper.objects.get_or_create(user=user, paper=paper)
+        links.append(ProjectPaper.objects.create(project=project, paper=paper))
+        _queue_if_unindexed(paper)
+    if links:
+        project.save(update_fields=["updated_at"])
+    return links
+
+
+def add_paper_to_project(*, project: Project, paper: Paper, user: AbstractBaseUser) -> ProjectPaper:
+    """One-paper form of `add_papers_to_project`; returns the (new or existing) link."""
+    add_papers_to_project(project=project, papers=[paper], user=user)
+    return ProjectPaper.objects.get(project=project, paper=paper)
+
+
+@transaction.atomic
+def remove_paper_from_project(*, project: Project, paper: Paper) -> None:
+    """Unlink *paper* from *project*. The library, other projects and the chunk index are untouched."""
+    ProjectPaper.objects.filter(project=project, paper=paper).delete()
+
+
+@transaction.atomic
+def remove_paper_from_library(*, user: AbstractBaseUser, paper: Paper) -> bool:
+    """Remove *paper* from *user*'s library, with every link of *user*'s projects to it.
+
+    Other users' libraries and projects are untouched. When no library holds the paper any more,
+    the paper row, its file and its chunks are deleted too. Returns whether the paper was deleted.
+    """
+    ProjectPaper.objects.filter(project__owner=user, paper=paper).delete()
+    UserPaper.objects.filter(user=user, paper=paper).delete()
+    if UserPaper.objects.filter(paper=paper).exists():
+        return False
+    paper_id, file_name = paper.pk, paper.file.name
+    paper.delete()
+    transaction.on_commit(partial(_delete_paper_files, paper_id=paper_id, file_name=file_name))
+    return True
+
+
+def _delete_paper_files(*, paper_id: int, file_name: str) -> None:
+    store.delete_chunks(paper_id)
+    Paper.file.field.storage.delete(file_name)
+
+
+@transaction.atomic
+def upload_paper_to_project(*, project: Project, user: AbstractBaseUser, data: bytes, filename: str = "") -> AddedPaper:
+    """Add the PDF *data* to *user*'s library and to *project* in one transaction.
+
+    Either both happen or neither: a full project (ProjectFullError) leaves the library as it was.
+    Raises the upload errors of `papers.services.check_pdf_bytes` before anything is stored.
+    """
+    added = add_paper_to_library(user=user, data=data, filename=filename)
+    add_papers_to_project(project=project, papers=[added.paper], user=user)
+    return added
+
+
+@transaction.atomic
+def add_paper_to_new_project(*, owner: AbstractBaseUser, name: str, paper: Paper) -> Project:
+    """Create a project named *name* holding *paper* ("Add to project" -> "new project" in the library)."""
+    project = create_project(owner=owner, name=name)
+    add_papers_to_project(project=project, papers=[paper], user=owner)
+    return project
+
+
+@transaction.atomic
+def reprocess_paper(*, paper: Paper) -> Paper:
+    """Queue *paper* for indexing again (retry after a failure, or a staff re-index).
+
+    The status goes back to `pending` with no failure reason; the task is enqueued after commit.
+    """
+    Paper.objects.filter(pk=paper.pk).update(index_status=Paper.IndexStatus.PENDING, index_error="")
+    paper.index_status, paper.index_error = Paper.IndexStatus.PENDING, ""
+    transaction.on_commit(partial(index_paper.enqueue, paper_id=paper.pk))
+    return paper
