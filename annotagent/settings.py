@@ -16,8 +16,18 @@ environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
 DEBUG = env.bool("DEBUG", default=False)
 
+
+def env_path(name: str, default: Path) -> Path:
+    """A folder setting: empty means *default*; relative paths are relative to the project root."""
+    value = env.str(name, default="")
+    if not value:
+        return default
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else BASE_DIR / path
+
+
 # Local state of the embedded default: SQLite, the embedded MongoDB-wire server, uploaded PDFs.
-DATA_DIR = Path(env.str("DATA_DIR", default=str(BASE_DIR / ".data")))
+DATA_DIR = env_path("DATA_DIR", BASE_DIR / ".data")
 DATA_DIR.mkdir(parents=True, exist_ok=True)
 
 SECRET_KEY = env.str("SECRET_KEY", default="")
@@ -84,7 +94,7 @@ TEMPLATES = [
 ]
 
 DATABASES = {
-    "default": env.db("DATABASE_URL", default=f"sqlite:///{DATA_DIR / 'db.sqlite3'}"),
+    "default": environ.Env.db_url_config(env.str("DATABASE_URL", default="") or f"sqlite:///{DATA_DIR / 'db.sqlite3'}"),
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The web server, the task worker and commands share one SQLite file: wait for locks.
@@ -111,7 +121,7 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
-MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(DATA_DIR / "media")))
+MEDIA_ROOT = env_path("MEDIA_ROOT", DATA_DIR / "media")
 MEDIA_URL = "media/"
 
 # Uploads: PDFs are read whole to hash them, so the cap bounds memory too.
@@ -135,7 +145,7 @@ else:
 # Background tasks (django-tasks backport of Django 6's Tasks API); worker: `manage.py db_worker`.
 TASKS = {
     "default": {
-        "BACKEND": env.str("TASKS_BACKEND", default="django_tasks_db.DatabaseBackend"),
+        "BACKEND": env.str("TASKS_BACKEND", default="") or "django_tasks_db.DatabaseBackend",
         "QUEUES": ["default"],
     }
 }
@@ -145,11 +155,11 @@ MONGODB_URI = env.str("MONGODB_URI", default="")
 MONGODB_DB = env.str("MONGODB_DB", default="annotagent")
 MONGODB_TIMEOUT_MS = env.int("MONGODB_TIMEOUT_MS", default=5000)
 MONGODB_ATLAS_VECTOR_INDEX = env.str("MONGODB_ATLAS_VECTOR_INDEX", default="paperchunks_embedding")
-EMBEDDED_MONGO_DIR = Path(env.str("EMBEDDED_MONGO_DIR", default=str(DATA_DIR / "mongo")))
+EMBEDDED_MONGO_DIR = env_path("EMBEDDED_MONGO_DIR", DATA_DIR / "mongo")
 
 # Embeddings: "local" (all-MiniLM-L6-v2, offline) or "openai".
 EMBEDDING_BACKEND = env.str("EMBEDDING_BACKEND", default="local")
-LOCAL_EMBED_MODEL = env.str("LOCAL_EMBED_MODEL", default="all-MiniLM-L6-v2")
+LOCAL_EMBED_MODEL = env.str("LOCAL_EMBED_MODEL", default="") or "all-MiniLM-L6-v2"
 OPENAI_EMBED_MODEL = env.str("OPENAI_EMBED_MODEL", default="text-embedding-3-small")
 EMBED_BATCH_SIZE = env.int("EMBED_BATCH_SIZE", default=64)
 
@@ -176,7 +186,9 @@ PROJECT_CHAT_MIN_RELEVANCE = env.float("PROJECT_CHAT_MIN_RELEVANCE", default=0.3
 PROJECT_CHAT_HISTORY_TOKENS = env.int("PROJECT_CHAT_HISTORY_TOKENS", default=2000)
 
 # The demo: a folder of PDFs ingested by `./run demo`.
-DEMO_PAPERS_DIR = Path(env.str("DEMO_PAPERS_DIR", default=str(BASE_DIR.parent / "shared/papers/consensus")))
+DEMO_PAPERS_DIR = env_path("DEMO_PAPERS_DIR", BASE_DIR.parent / "shared" / "papers" / "consensus")
+DEMO_USERNAME = env.str("DEMO_USERNAME", default="demo")
+DEMO_PASSWORD = env.str("DEMO_PASSWORD", default="annotagent-demo")
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
