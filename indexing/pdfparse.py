@@ -67,6 +67,11 @@ def page_text(page: Any) -> str:
     return "\n".join(part for part in parts if part)
 
 
+def _is_encryption_error(exc: BaseException) -> bool:
+    name = type(exc).__name__
+    return "password" in str(exc).lower() or name.startswith("PDFEncrypt") or name == "PDFPasswordIncorrect"
+
+
 def parse(path: str, *, max_page_chars: int) -> dict[str, Any]:
     """Parse the PDF at *path*. Returns the JSON-ready result described in the module docstring."""
     import pdfplumber
@@ -91,9 +96,12 @@ def parse(path: str, *, max_page_chars: int) -> dict[str, Any]:
     except PDFSyntaxError as exc:
         return {"error": "corrupt", "message": f"The file is not a readable PDF ({exc})."}
     except Exception as exc:  # pdfminer raises many unrelated types for damaged files
-        if "password" in str(exc).lower() or type(exc).__name__.startswith("PDFEncrypt"):
+        # pdfplumber wraps pdfminer's errors in PdfminerException(original): look inside.
+        causes = [exc, *(arg for arg in exc.args if isinstance(arg, BaseException))]
+        if any(_is_encryption_error(cause) for cause in causes):
             return {"error": "encrypted", "message": "The PDF is encrypted and needs a password to open."}
-        return {"error": "corrupt", "message": f"The PDF could not be read ({type(exc).__name__}: {exc})."}
+        detail = "; ".join(f"{type(cause).__name__}: {cause}".rstrip(": ") for cause in causes)
+        return {"error": "corrupt", "message": f"The PDF could not be read ({detail})."}
     return {"pages": pages, "metadata": metadata}
 
 

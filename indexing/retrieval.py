@@ -1,15 +1,38 @@
 """Retrieval, the context layer: question -> numbered passages from a project's ready papers.
 
-The ranking, diversity and numbering steps are pure functions over dataclasses; `retrieve_passages`
-is the thin shell that reads the chunk index.
+Two legs rank the same project-scoped chunk set: dense (cosine similarity of embeddings; Atlas
+`$vectorSearch` on Atlas, an exact numpy scan elsewhere) and lexical (BM25, `indexing.lexical`).
+Both are restricted to the project's ready papers, and to the papers a `PaperFilter` admits, before
+they rank anything; hits are checked against those papers again after they are read back. In
+`hybrid` mode (the default) the two rankings are fused by reciprocal rank fusion; `dense` and
+`lexical` use one leg (`RETRIEVAL_MODE`, `manage.py ask --mode`).
+
+The relevance threshold `PROJECT_CHAT_MIN_RELEVANCE` is a cosine similarity and keeps that meaning
+in every mode. Fused scores are rank-based and say nothing about absolute relevance, so they are
+not thresholded. A hit qualifies when
+
+- dense: its cosine similarity >= `PROJECT_CHAT_MIN_RELEVANCE` (the foundation's rule);
+- lexical: it is a strong lexical match: the query terms it contains carry at least
+  `RETRIEVAL_MIN_LEXICAL_COVERAGE` of the query's IDF mass (`LexicalIndex.search`);
+- hybrid: either of the two.
+
+A word the project never uses has the largest IDF, so an off-topic question ("best pizza recipe")
+leaves every chunk far below the coverage bar, while a question naming a rare exact term (a
+method, a dataset, a number) that the embedding misses still qualifies through it.
+
+The ranking, fusion, diversity and numbering steps are pure functions over dataclasses;
+`retrieve_passages` is the thin shell that reads the chunk index.
 """
 
 from __future__ import annotations
 
+import logging
+import math
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
 
 import numpy as np
 from django.conf import settings
@@ -17,12 +40,34 @@ from django.urls import reverse
 
 from indexing import store
 from indexing.embeddings import configured_model_name, embed_query
+from indexing.lexical import LexicalIndex
 from papers.models import Paper
+
+logger = logging.getLogger(__name__)
+
+MODES = ("hybrid", "dense", "lexical")
+# Each leg contributes at most this many candidates to fusion and selection; enough to fill a
+# top-15 budget under a per-paper cap in practice, and it bounds the per-question Python work for
+# projects of thousands of papers.
+MAX_CANDIDATES = 200
+
+_Key = TypeVar("_Key", bound=Hashable)
+
+
+class RetrievalModeError(ValueError):
+    """An unknown retrieval mode was asked for."""
 
 
 @dataclass(frozen=True)
 class Hit:
-    """One retrieved chunk. `score` is the cosine similarity to the question, in [-1, 1]."""
+    """One retrieved chunk.
+
+    `score` is its cosine similarity to the question, in [-1, 1], or NaN when the dense leg did not
+    score it (lexical mode; lexical-only hits on Atlas). `dense_rank` and `lexical_rank` are its
+    1-based ranks in each leg (None: not among that leg's candidates); `bm25` its BM25 score;
+    `lexical_coverage` the share of the query's IDF mass it contains; `fused_score` its reciprocal
+    rank fusion score (hybrid mode only).
+    """
 
     paper_id: int
     chunk_index: int
@@ -32,11 +77,15 @@ class Hit:
     contextual_blurb: str = ""
     dense_rank: int | None = None
     lexical_rank: int | None = None
+    bm25: float | None = None
+    lexical_coverage: float = 0.0
+    fused_score: float | None = None
 
 
 @dataclass(frozen=True)
 class Reference:
-    """A numbered passage `[n]`: what a citation points at. `page` is the 1-based physical page."""
+    """A numbered passage `[n]`: what a citation points at. `page` is the 1-based physical page.
+    The ranking fields are the hit's (see `Hit`), kept so an operator can see why it was chosen."""
 
     n: int
     paper_id: int
@@ -46,27 +95,82 @@ class Reference:
     score: float
     dense_rank: int | None = None
     lexical_rank: int | None = None
+    bm25: float | None = None
+    lexical_coverage: float = 0.0
+    fused_score: float | None = None
 
     @property
     def url(self) -> str:
         return f"{reverse('papers:reader', args=[self.paper_id])}?page={self.page}"
 
+    @property
+    def cosine_similarity(self) -> float | None:
+        """`score`, or None when the dense leg did not score this passage."""
+        return None if math.isnan(self.score) else self.score
+
     def as_citation(self) -> dict[str, object]:
         """The JSON form saved with a message and sent in `answer.citation` events."""
         return {"paper_id": self.paper_id, "title": self.title, "page": self.page, "text": self.text}
+
+    def ranking(self) -> dict[str, object]:
+        """Why this passage was chosen: its ranks, scores and the mode-independent evidence."""
+        return {
+            "dense_rank": self.dense_rank,
+            "lexical_rank": self.lexical_rank,
+            "fused_score": self.fused_score,
+            "cosine_similarity": self.cosine_similarity,
+            "bm25": self.bm25,
+            "lexical_coverage": self.lexical_coverage,
+        }
 
 
 @dataclass(frozen=True)
 class Retrieval:
     """What a question retrieved: `references` numbered from 1, best first; `indexing` lists the
-    titles of project papers not yet searchable (pending, indexing or failed)."""
+    titles of project papers not yet searchable (pending, indexing or failed); `mode` is the mode
+    that actually ran (`dense` when the lexical leg was unavailable)."""
 
     references: list[Reference]
     indexing: list[str]
     searched_papers: int
+    mode: str = "dense"
+
+
+@dataclass(frozen=True)
+class PaperFilter:
+    """Metadata restrictions on which papers a question searches; every given field must hold.
+
+    `paper_ids`: only these papers; `year_from`/`year_to`: inclusive publication-year range (a
+    paper of unknown year fails a year restriction); `author`: case-insensitive substring of the
+    paper's author list.
+    """
+
+    paper_ids: frozenset[int] | None = None
+    year_from: int | None = None
+    year_to: int | None = None
+    author: str | None = None
+
+    def admits(self, paper: Paper) -> bool:
+        if self.paper_ids is not None and paper.pk not in self.paper_ids:
+            return False
+        if self.year_from is not None and (paper.year is None or paper.year < self.year_from):
+            return False
+        if self.year_to is not None and (paper.year is None or paper.year > self.year_to):
+            return False
+        return not (self.author and self.author.casefold() not in paper.authors.casefold())
 
 
 # --- pure core ------------------------------------------------------------------------------------
+
+
+def top_rows(scores: np.ndarray, k: int) -> np.ndarray:
+    """Row indices of the *k* largest finite *scores*, best first (ties: lower row first)."""
+    candidates = np.flatnonzero(np.isfinite(scores))
+    if candidates.size == 0 or k <= 0:
+        return candidates[:0]
+    if candidates.size > k:
+        candidates = candidates[np.argpartition(-scores[candidates], k - 1)[:k]]
+    return candidates[np.lexsort((candidates, -scores[candidates]))]
 
 
 def cosine_top_k(query: np.ndarray, embeddings: np.ndarray, k: int) -> list[tuple[int, float]]:
@@ -75,21 +179,71 @@ def cosine_top_k(query: np.ndarray, embeddings: np.ndarray, k: int) -> list[tupl
     if embeddings.size == 0 or k <= 0:
         return []
     scores = embeddings @ query.astype(np.float32)
-    k = min(k, len(scores))
-    top = np.argpartition(-scores, k - 1)[:k]
-    top = top[np.lexsort((top, -scores[top]))]
-    return [(int(row), float(scores[row])) for row in top]
+    return [(int(row), float(scores[row])) for row in top_rows(scores, k)]
 
 
-def select_passages(hits: Sequence[Hit], *, min_relevance: float, top_k: int, per_paper: int) -> list[Hit]:
-    """Best-first selection of at most *top_k* hits scoring at least *min_relevance*, at most
-    *per_paper* from any one paper, where every paper with a qualifying hit gets at least one slot
+def reciprocal_rank_fusion(rankings: Sequence[Sequence[_Key]], *, k: int) -> list[tuple[_Key, float]]:
+    """Fuse best-first *rankings* of keys: score(key) = sum over rankings of 1 / (k + rank), with
+    1-based ranks; a key absent from a ranking gets nothing from it.
+
+    Cormack, Clarke & Büttcher, "Reciprocal Rank Fusion outperforms Condorcet and individual Rank
+    Learning Methods", SIGIR 2009, who found k = 60 robust. Returns (key, score) pairs by score,
+    descending; ties keep the order of first appearance (earlier rankings first).
+    """
+    fused: dict[_Key, float] = {}
+    for ranking in rankings:
+        for rank, key in enumerate(ranking, start=1):
+            fused[key] = fused.get(key, 0.0) + 1.0 / (k + rank)
+    return sorted(fused.items(), key=lambda item: -item[1])
+
+
+def fuse_hits(dense: Sequence[Hit], lexical: Sequence[Hit], *, k: int) -> list[Hit]:
+    """One best-first list of hits from the two legs' best-first lists, by reciprocal rank fusion
+    over chunks (paper, chunk index). A chunk found by both legs keeps both ranks and the known
+    cosine similarity; every hit gets its `fused_score`."""
+    by_key: dict[tuple[int, int], Hit] = {}
+    for hit in lexical:
+        by_key[(hit.paper_id, hit.chunk_index)] = hit
+    for hit in dense:
+        key = (hit.paper_id, hit.chunk_index)
+        other = by_key.get(key)
+        if other is not None:
+            hit = replace(
+                hit, lexical_rank=other.lexical_rank, bm25=other.bm25, lexical_coverage=other.lexical_coverage
+            )
+        by_key[key] = hit
+    fused = reciprocal_rank_fusion(
+        [[(h.paper_id, h.chunk_index) for h in dense], [(h.paper_id, h.chunk_index) for h in lexical]], k=k
+    )
+    return [replace(by_key[key], fused_score=score) for key, score in fused]
+
+
+def is_relevant(hit: Hit, *, min_relevance: float | None, min_lexical_coverage: float | None) -> bool:
+    """Whether *hit* clears the relevance bar: cosine similarity >= *min_relevance*, or lexical
+    coverage >= *min_lexical_coverage*. A bar given as None is not used."""
+    if min_relevance is not None and hit.score >= min_relevance:  # NaN (unscored) compares False
+        return True
+    return min_lexical_coverage is not None and hit.bm25 is not None and hit.lexical_coverage >= min_lexical_coverage
+
+
+def select_passages(
+    hits: Sequence[Hit],
+    *,
+    min_relevance: float | None,
+    top_k: int,
+    per_paper: int,
+    min_lexical_coverage: float | None = None,
+) -> list[Hit]:
+    """Best-first selection of at most *top_k* relevant hits (see `is_relevant`), at most
+    *per_paper* from any one paper, where every paper with a relevant hit gets at least one slot
     while the budget allows (papers in the order of their best hit).
 
-    *hits* must be sorted by score, descending. Stable: equal scores keep input order. The result is
-    sorted by score, descending.
+    *hits* must be in ranking order, best first (by cosine, BM25 or fused score, whichever the mode
+    ranks by). Stable: the result keeps the input order.
     """
-    qualifying = [hit for hit in hits if hit.score >= min_relevance]
+    qualifying = [
+        hit for hit in hits if is_relevant(hit, min_relevance=min_relevance, min_lexical_coverage=min_lexical_coverage)
+    ]
     chosen: set[int] = set()
     per_paper_count: dict[int, int] = {}
     for position, hit in enumerate(qualifying):  # one slot per paper first: cross-paper diversity
@@ -120,6 +274,9 @@ def number_references(hits: Sequence[Hit], titles: dict[int, str]) -> list[Refer
             score=hit.score,
             dense_rank=hit.dense_rank,
             lexical_rank=hit.lexical_rank,
+            bm25=hit.bm25,
+            lexical_coverage=hit.lexical_coverage,
+            fused_score=hit.fused_score,
         )
         for n, hit in enumerate(hits, start=1)
     ]
@@ -128,89 +285,259 @@ def number_references(hits: Sequence[Hit], titles: dict[int, str]) -> list[Refer
 # --- the shell: reads the chunk index -------------------------------------------------------------
 
 
-class _MatrixCache:
-    """Per-process LRU of chunk matrices keyed by embedding model and (paper, index version) pairs.
+class ProjectIndex:
+    """The searchable form of one set of papers at given index versions, held in memory.
 
-    Reading 10k vectors out of Mongo costs ~100x an exact scan of them, so a project's matrix is
-    read once and reused until one of its papers changes version (which changes the key).
+    `chunks[i]` is chunk metadata (no vector); `embeddings[i]` its unit vector (an empty (n, 0)
+    matrix when read without vectors, as for the lexical leg on Atlas); `paper_ids[i]` its paper.
+    The BM25 index over the same rows is built on first use, once.
+    """
+
+    def __init__(self, matrix: store.ChunkMatrix) -> None:
+        self.chunks = matrix.chunks
+        self.embeddings = matrix.embeddings
+        self.paper_ids = np.array([chunk["paperId"] for chunk in self.chunks], dtype=np.int64)
+        self._lexical: LexicalIndex | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def lexical(self) -> LexicalIndex:
+        with self._lock:
+            if self._lexical is None:
+                self._lexical = LexicalIndex(self.chunks)
+            return self._lexical
+
+    def allowed_rows(self, paper_ids: set[int]) -> np.ndarray:
+        """Boolean mask of the rows whose paper is in *paper_ids*."""
+        return np.isin(self.paper_ids, np.fromiter(paper_ids, dtype=np.int64, count=len(paper_ids)))
+
+
+class _IndexCache:
+    """Per-process LRU of `ProjectIndex`es keyed by embedding model and (paper, index version)
+    pairs, and whether vectors were read.
+
+    Reading 10k vectors out of Mongo costs ~100x an exact scan of them, and building BM25 over 50k
+    chunks takes seconds, so a project's index is read and built once and reused until one of its
+    papers is added, removed or changes version (which changes the key, so a stale index is never
+    used: the next question builds a fresh one with fresh IDF). Each worker process holds its own
+    copy; nothing is rebuilt per question.
     """
 
     def __init__(self, max_entries: int = 16) -> None:
-        self._entries: OrderedDict[tuple[str, frozenset[tuple[int, int]]], store.ChunkMatrix] = OrderedDict()
+        self._entries: OrderedDict[tuple[str, frozenset[tuple[int, int]], bool], ProjectIndex] = OrderedDict()
         self._lock = threading.Lock()
         self.max_entries = max_entries
 
-    def get(self, versions: dict[int, int], embedding_model: str) -> store.ChunkMatrix:
-        key = (embedding_model, frozenset(versions.items()))
+    def get(self, versions: dict[int, int], embedding_model: str, *, with_embeddings: bool = True) -> ProjectIndex:
+        key = (embedding_model, frozenset(versions.items()), with_embeddings)
         with self._lock:
             if key in self._entries:
                 self._entries.move_to_end(key)
                 return self._entries[key]
-        matrix = store.load_chunks(versions, embedding_model=embedding_model)
+        index = ProjectIndex(
+            store.load_chunks(versions, embedding_model=embedding_model, with_embeddings=with_embeddings)
+        )
         with self._lock:
-            self._entries[key] = matrix
+            self._entries[key] = index
             while len(self._entries) > self.max_entries:
                 self._entries.popitem(last=False)
-        return matrix
+        return index
+
+    def prime(self, versions: dict[int, int], embedding_model: str, matrix: store.ChunkMatrix) -> ProjectIndex:
+        """Hold *matrix* as the index of *versions* without reading the store (benchmarks use it
+        for synthetic projects; a warm-up could use it after indexing)."""
+        index = ProjectIndex(matrix)
+        with self._lock:
+            self._entries[(embedding_model, frozenset(versions.items()), True)] = index
+        return index
 
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
 
 
-matrix_cache = _MatrixCache()
+matrix_cache = _IndexCache()
+
+
+def _hit(chunk: dict[str, Any], score: float, **ranking: Any) -> Hit:
+    return Hit(
+        paper_id=chunk["paperId"],
+        chunk_index=chunk["chunkIndex"],
+        page_number=chunk["pageNumber"],
+        text=chunk["text"],
+        contextual_blurb=chunk.get("contextualBlurb", ""),
+        score=score,
+        **ranking,
+    )
+
+
+def _belongs(chunk: dict[str, Any], versions: dict[int, int]) -> bool:
+    """The read-back check: the chunk is of a searched paper, at the version the paper row names."""
+    return versions.get(chunk["paperId"]) == chunk.get("indexVersion")
 
 
 def dense_hits(query: np.ndarray, versions: dict[int, int], *, limit: int) -> list[Hit]:
     """Best-first chunks of the papers in *versions* (paper id -> index version) by cosine
-    similarity: Atlas `$vectorSearch` on Atlas, an exact numpy scan elsewhere. Hits whose paper is
-    not in *versions* are dropped after they are read back."""
+    similarity: Atlas `$vectorSearch` on Atlas (filtered by paper natively), an exact numpy scan
+    elsewhere. Hits whose paper is not in *versions* are dropped after they are read back."""
     model = configured_model_name()
     if store.is_atlas():
         pairs = store.vector_search(query, versions, embedding_model=model, limit=limit)
     else:
-        matrix = matrix_cache.get(versions, model)
-        pairs = [(matrix.chunks[row], score) for row, score in cosine_top_k(query, matrix.embeddings, limit)]
+        index = matrix_cache.get(versions, model)
+        pairs = [(index.chunks[row], score) for row, score in cosine_top_k(query, index.embeddings, limit)]
     hits = []
-    for rank, (chunk, score) in enumerate(pairs, start=1):
-        if versions.get(chunk["paperId"]) != chunk["indexVersion"]:
-            continue
-        hits.append(
-            Hit(
-                paper_id=chunk["paperId"],
-                chunk_index=chunk["chunkIndex"],
-                page_number=chunk["pageNumber"],
-                text=chunk["text"],
-                contextual_blurb=chunk.get("contextualBlurb", ""),
-                score=score,
-                dense_rank=rank,
-            )
-        )
+    for chunk, score in pairs:
+        if _belongs(chunk, versions):
+            hits.append(_hit(chunk, score, dense_rank=len(hits) + 1))
     return hits
 
 
+def _local_legs(
+    question: str,
+    query: np.ndarray | None,
+    versions: dict[int, int],
+    searched: set[int],
+    *,
+    limit: int,
+    lexical: bool,
+) -> tuple[list[Hit], list[Hit] | None]:
+    """The legs over the in-memory index of the project (*versions*), restricted to the papers in
+    *searched* before ranking. The dense leg runs when *query* is given, the lexical one when
+    *lexical* is; the lexical result is None when its index could not be built or searched (logged).
+    Lexical hits carry their cosine similarity when the dense leg ran."""
+    index = matrix_cache.get(versions, configured_model_name())
+    allowed = index.allowed_rows(searched)
+    cosine: np.ndarray | None = None
+    dense: list[Hit] = []
+    if query is not None and index.embeddings.size:
+        cosine = index.embeddings @ query.astype(np.float32)
+        for row in top_rows(np.where(allowed, cosine, -np.inf), limit):
+            chunk = index.chunks[row]
+            if _belongs(chunk, versions):
+                dense.append(_hit(chunk, float(cosine[row]), dense_rank=len(dense) + 1))
+    if not lexical:
+        return dense, []
+    try:
+        matches = index.lexical.search(question, limit=limit, allowed=allowed)
+    except Exception:  # BM25 adds recall; its failure must never fail a question
+        logger.warning(
+            "The lexical index of papers %s failed; searching by embeddings only", sorted(versions), exc_info=True
+        )
+        return dense, None
+    hits: list[Hit] = []
+    for match in matches:
+        chunk = index.chunks[match.row]
+        if not _belongs(chunk, versions):
+            continue
+        score = float(cosine[match.row]) if cosine is not None else math.nan
+        hits.append(_hit(chunk, score, lexical_rank=len(hits) + 1, bm25=match.bm25, lexical_coverage=match.coverage))
+    return dense, hits
+
+
+def _atlas_lexical(question: str, versions: dict[int, int], *, limit: int) -> list[Hit] | None:
+    """The lexical leg on Atlas: BM25 over the searched papers' chunk texts, read without vectors
+    and kept in memory like the local index. (Atlas `$search` could do this server-side; not wired.)"""
+    try:
+        index = matrix_cache.get(versions, configured_model_name(), with_embeddings=False)
+        matches = index.lexical.search(question, limit=limit)
+    except Exception:
+        logger.warning(
+            "The lexical index of papers %s failed; searching by embeddings only", sorted(versions), exc_info=True
+        )
+        return None
+    hits: list[Hit] = []
+    for match in matches:
+        chunk = index.chunks[match.row]
+        if _belongs(chunk, versions):
+            hits.append(
+                _hit(chunk, math.nan, lexical_rank=len(hits) + 1, bm25=match.bm25, lexical_coverage=match.coverage)
+            )
+    return hits
+
+
+def rank_hits(
+    *,
+    question: str,
+    versions: dict[int, int],
+    searched: set[int],
+    mode: str,
+    limit: int,
+    query_embedding: np.ndarray | None = None,
+) -> tuple[list[Hit], str]:
+    """The ranked candidate hits for *question* over the papers in *searched* (a subset of
+    *versions*, the project's ready papers), at most *limit* per leg, in *mode*. Returns (hits best
+    first, the mode that ran): `lexical` and `hybrid` fall back to `dense`, with a warning logged,
+    when the lexical leg is unavailable. *query_embedding* is the question's embedding when the
+    caller has it (benchmarks time retrieval without the model). Raises RetrievalModeError for an unknown mode;
+    ChunkStoreError or EmbeddingError when a backing service fails.
+    """
+    if mode not in MODES:
+        raise RetrievalModeError(f"Unknown retrieval mode {mode!r}: use one of {', '.join(MODES)}.")
+    atlas = store.is_atlas()
+    searched_versions = {paper_id: versions[paper_id] for paper_id in searched}
+
+    def legs(query: np.ndarray | None, lexical: bool) -> tuple[list[Hit], list[Hit] | None]:
+        if not atlas:
+            return _local_legs(question, query, versions, searched, limit=limit, lexical=lexical)
+        dense = dense_hits(query, searched_versions, limit=limit) if query is not None else []
+        return dense, _atlas_lexical(question, searched_versions, limit=limit) if lexical else []
+
+    query = None if mode == "lexical" else query_embedding if query_embedding is not None else embed_query(question)
+    dense, lexical = legs(query, mode != "dense")
+    if lexical is None:
+        if query is None:
+            dense, _ = legs(embed_query(question), False)
+        return dense, "dense"
+    if mode == "dense":
+        return dense, mode
+    if mode == "lexical":
+        return lexical, mode
+    return fuse_hits(dense, lexical, k=settings.RETRIEVAL_RRF_K), mode
+
+
 def retrieve_passages(
-    *, papers: Sequence[Paper], question: str, top_k: int | None = None, per_paper: int | None = None
+    *,
+    papers: Sequence[Paper],
+    question: str,
+    top_k: int | None = None,
+    per_paper: int | None = None,
+    mode: str | None = None,
+    filters: PaperFilter | None = None,
 ) -> Retrieval:
     """Retrieve the numbered passages for *question* from *papers* (a project's papers).
 
-    Only papers `ready` for the configured embedding model are searched. Settings give the defaults:
-    `PROJECT_CHAT_TOP_K`, `PROJECT_CHAT_MAX_CHUNKS_PER_PAPER`, `PROJECT_CHAT_MIN_RELEVANCE`.
-    Raises ChunkStoreError or EmbeddingError when a backing service fails.
+    Only papers `ready` for the configured embedding model, and admitted by *filters*, are
+    searched; both legs are restricted to them before ranking. Settings give the defaults:
+    `RETRIEVAL_MODE` (hybrid, dense or lexical), `RETRIEVAL_RRF_K`, `PROJECT_CHAT_TOP_K`,
+    `PROJECT_CHAT_MAX_CHUNKS_PER_PAPER`, `PROJECT_CHAT_MIN_RELEVANCE`,
+    `RETRIEVAL_MIN_LEXICAL_COVERAGE`; the module docstring says how relevance is judged per mode.
+    Raises RetrievalModeError for an unknown mode; ChunkStoreError or EmbeddingError when a backing
+    service fails.
     """
     top_k = settings.PROJECT_CHAT_TOP_K if top_k is None else top_k
     per_paper = settings.PROJECT_CHAT_MAX_CHUNKS_PER_PAPER if per_paper is None else per_paper
+    mode = mode or settings.RETRIEVAL_MODE
+    if mode not in MODES:
+        raise RetrievalModeError(f"Unknown retrieval mode {mode!r}: use one of {', '.join(MODES)}.")
     model = configured_model_name()
     ready = [p for p in papers if p.index_status == Paper.IndexStatus.READY and p.embedding_model == model]
     indexing = [p.display_title for p in papers if p not in ready]
-    if not ready or not question.strip():
-        return Retrieval(references=[], indexing=indexing, searched_papers=len(ready))
+    searched = {paper.pk for paper in ready if filters is None or filters.admits(paper)}
+    if not searched or not question.strip():
+        return Retrieval(references=[], indexing=indexing, searched_papers=len(searched), mode=mode)
+    # The index is keyed by all the project's ready papers, so a filter reuses it (as a row mask).
     versions = {paper.pk: paper.index_version for paper in ready}
-    # Enough candidates that every paper can fill its quota after the cap.
-    limit = max(top_k * 4, per_paper * len(ready) * 2)
-    hits = dense_hits(embed_query(question), versions, limit=limit)
+    limit = min(max(top_k * 4, per_paper * len(searched) * 2), MAX_CANDIDATES)
+    hits, ran = rank_hits(question=question, versions=versions, searched=searched, mode=mode, limit=limit)
     selected = select_passages(
-        hits, min_relevance=settings.PROJECT_CHAT_MIN_RELEVANCE, top_k=top_k, per_paper=per_paper
+        hits,
+        min_relevance=settings.PROJECT_CHAT_MIN_RELEVANCE if ran != "lexical" else None,
+        min_lexical_coverage=settings.RETRIEVAL_MIN_LEXICAL_COVERAGE if ran != "dense" else None,
+        top_k=top_k,
+        per_paper=per_paper,
     )
     titles = {paper.pk: paper.display_title for paper in ready}
-    return Retrieval(references=number_references(selected, titles), indexing=indexing, searched_papers=len(ready))
+    return Retrieval(
+        references=number_references(selected, titles), indexing=indexing, searched_papers=len(searched), mode=ran
+    )

@@ -1,29 +1,48 @@
-"""Indexing workflow: PDF -> pages -> chunks -> blurbs -> embeddings -> `paperchunks`."""
+"""Indexing workflow: PDF -> pages -> chunks -> blurbs -> embeddings -> `paperchunks`.
+
+Also the operator workflows on the chunk index: choosing the papers a backfill must index
+(`papers_needing_index`). Consistency checks and repairs live in `indexing.health`.
+"""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotagent.errors import AnnotagentError
 from indexing import store
 from indexing.blurbs import make_blurbs
 from indexing.chunking import chunk_pages, dehyphenate
-from indexing.embeddings import get_embedder
+from indexing.embeddings import EmbeddingError, configured_model_name, get_embedder
+from indexing.notifications import notify_paper_status
 from indexing.pdf import PdfError, extract_metadata, extract_text
 from papers.models import Paper
 
 logger = logging.getLogger(__name__)
 
+INTERRUPTED_REASON = "Indexing was interrupted before it finished; it will run again."
+
+# Share of the work done when each stage starts, for the status chip's progress bar (percent).
+_STAGE_PERCENT = {"parsing": 0, "chunking": 10, "embedding": 10, "writing": 90, "swapping": 95, "done": 100}
+# A progress event goes out when the percentage moves at least this much (or the stage changes), so a
+# 2,000-chunk paper sends ~20 events rather than one per embedding batch.
+_PUBLISH_STEP_PERCENT = 5
+
 
 @dataclass(frozen=True)
 class IndexProgress:
-    """A progress report: `stage` is one of parsing, chunking, embedding, writing, done, failed."""
+    """A progress report of one indexing run.
+
+    `stage` is one of parsing, chunking, embedding, writing (the new chunks are being stored),
+    swapping (every new chunk is stored; the paper is about to switch to them), done, failed.
+    `pages` and `chunks` are totals once known; `done_chunks` counts chunks embedded so far.
+    """
 
     paper_id: int
     stage: str
@@ -32,31 +51,76 @@ class IndexProgress:
     done_chunks: int = 0
     message: str = ""
 
+    @property
+    def percent(self) -> int:
+        """Overall progress, 0..100. Embedding dominates the cost, so it spans 10..90."""
+        if self.stage == "embedding" and self.chunks:
+            return 10 + int(80 * self.done_chunks / self.chunks)
+        return _STAGE_PERCENT.get(self.stage, 0)
+
 
 ProgressCallback = Callable[[IndexProgress], None]
+
+
+class _ProgressPublisher:
+    """Forwards progress to the caller's callback and, throttled, to the paper's status group."""
+
+    def __init__(self, paper: Paper, callback: ProgressCallback | None) -> None:
+        self.paper = paper
+        self.callback = callback
+        self.last: tuple[str, int] | None = None
+
+    def __call__(self, event: IndexProgress) -> None:
+        if self.callback is not None:
+            self.callback(event)
+        if event.stage in ("done", "failed"):
+            return  # the final status event carries these
+        if self.last is None or self.last[0] != event.stage or event.percent - self.last[1] >= _PUBLISH_STEP_PERCENT:
+            self.last = (event.stage, event.percent)
+            notify_paper_status(self.paper, progress=event.percent)
 
 
 def _set_status(paper: Paper, status: str, error: str = "") -> None:
     paper.index_status = status
     paper.index_error = error
     Paper.objects.filter(pk=paper.pk).update(index_status=status, index_error=error, updated_at=timezone.now())
-    from indexing.notifications import notify_paper_status
-
     notify_paper_status(paper)
 
 
-def index_paper(*, paper_id: int, progress: ProgressCallback | None = None) -> Paper:
-    """(Re)build the chunks of one paper and make them the ones retrieval reads.
+def is_searchable(paper: Paper) -> bool:
+    """Whether retrieval reads *paper*: `ready`, with a complete chunk set of the configured model."""
+    return (
+        paper.index_status == Paper.IndexStatus.READY
+        and paper.embedding_model == configured_model_name()
+        and paper.index_version > 0
+    )
 
-    New chunks are written under `index_version + 1`; the paper row switches to that version in one
-    update only once every chunk is stored, and the old version is deleted after. A question asked
-    meanwhile reads the old chunks. On failure the paper ends `failed` with a readable reason, the
-    partial new chunks are removed, and the error is raised again (PdfError is permanent; other
-    AnnotagentErrors, such as an unreachable chunk index, are worth retrying).
+
+def index_paper(*, paper_id: int, progress: ProgressCallback | None = None) -> Paper:
+    """(Re)build the chunks of one paper with the configured embedding model and make them the ones
+    retrieval reads.
+
+    New chunks are written under `index_version + 1`; the paper row switches to that version (and
+    model) in one update only once every chunk is stored, and older versions are deleted after. A
+    paper that is searchable when the rebuild starts stays `ready` on its old chunks throughout, so
+    a question asked meanwhile reads the old chunks; any other paper is `indexing` meanwhile.
+
+    On failure the partial new chunks are removed and the error is raised again: a paper that was
+    searchable stays `ready` on its old chunks with the reason in `index_error`; any other paper
+    ends `failed` with a readable reason. PdfError is permanent; ChunkStoreError and EmbeddingError
+    are worth retrying (`is_permanent_failure`). An interruption (KeyboardInterrupt, SystemExit)
+    leaves the paper `pending` (or `ready` on its old chunks), never `ready` on partial chunks.
+    Raises Paper.DoesNotExist when the paper is gone (also when it is deleted mid-run).
     """
-    report = progress or (lambda _: None)
     paper = Paper.objects.get(pk=paper_id)
-    _set_status(paper, Paper.IndexStatus.INDEXING)
+    keep_serving = is_searchable(paper)
+    report = _ProgressPublisher(paper, progress)
+    if keep_serving:
+        # The old chunks stay live until the swap; the chip learns about the rebuild from progress events.
+        Paper.objects.filter(pk=paper.pk).update(index_error="", updated_at=timezone.now())
+        paper.index_error = ""
+    else:
+        _set_status(paper, Paper.IndexStatus.INDEXING)
     new_version = paper.index_version + 1
     try:
         report(IndexProgress(paper.pk, "parsing"))
@@ -71,7 +135,8 @@ def index_paper(*, paper_id: int, progress: ProgressCallback | None = None) -> P
         chunks = chunk_pages(
             text.pages, chunk_tokens=settings.CHUNK_TOKENS, overlap_tokens=settings.CHUNK_OVERLAP_TOKENS
         )
-        report(IndexProgress(paper.pk, "chunking", pages=len(text.pages), chunks=len(chunks)))
+        pages = len(text.pages)
+        report(IndexProgress(paper.pk, "chunking", pages=pages, chunks=len(chunks)))
         blurbs = make_blurbs(paper, chunks, text.pages)
 
         embedder = get_embedder()
@@ -93,16 +158,14 @@ def index_paper(*, paper_id: int, progress: ProgressCallback | None = None) -> P
                 )
                 for row, i in enumerate(window)
             )
-            report(
-                IndexProgress(
-                    paper.pk, "embedding", pages=len(text.pages), chunks=len(chunks), done_chunks=len(records)
-                )
-            )
-        report(IndexProgress(paper.pk, "writing", pages=len(text.pages), chunks=len(chunks), done_chunks=len(records)))
+            report(IndexProgress(paper.pk, "embedding", pages=pages, chunks=len(chunks), done_chunks=len(records)))
+        report(IndexProgress(paper.pk, "writing", pages=pages, chunks=len(chunks), done_chunks=len(records)))
+        # A crashed earlier run may have left chunks under this version number.
         store.delete_chunks_of_version(paper.pk, new_version)
         store.write_chunks(records)
+        report(IndexProgress(paper.pk, "swapping", pages=pages, chunks=len(chunks), done_chunks=len(records)))
         with transaction.atomic():
-            Paper.objects.filter(pk=paper.pk).update(
+            swapped = Paper.objects.filter(pk=paper.pk).update(
                 index_status=Paper.IndexStatus.READY,
                 index_error="",
                 index_version=new_version,
@@ -111,31 +174,96 @@ def index_paper(*, paper_id: int, progress: ProgressCallback | None = None) -> P
                 indexed_at=timezone.now(),
                 updated_at=timezone.now(),
             )
+        if not swapped:  # deleted while we worked: its chunks must not outlive it
+            store.delete_chunks(paper.pk)
+            raise Paper.DoesNotExist(f"Paper {paper.pk} was deleted while it was being indexed.")
         store.delete_chunks(paper.pk, keep_version=new_version)
+    except Paper.DoesNotExist:
+        raise
     except AnnotagentError as exc:
-        _fail(paper, new_version, exc.message)
+        _fail(paper, new_version, exc.message, keep_serving=keep_serving)
         report(IndexProgress(paper.pk, "failed", message=exc.message))
         raise
     except Exception as exc:
         logger.exception("Indexing paper %s failed", paper.pk)
-        _fail(paper, new_version, f"Indexing failed unexpectedly ({type(exc).__name__}).")
+        reason = f"Indexing failed unexpectedly ({type(exc).__name__})."
+        _fail(paper, new_version, reason, keep_serving=keep_serving)
+        report(IndexProgress(paper.pk, "failed", message=reason))
+        raise
+    except BaseException:
+        # Ctrl-C in a command, or the worker shutting down: leave the paper to be picked up again.
+        _fail(paper, new_version, INTERRUPTED_REASON, keep_serving=keep_serving, status=Paper.IndexStatus.PENDING)
         raise
     paper.refresh_from_db()
-    from indexing.notifications import notify_paper_status
-
     notify_paper_status(paper)
     report(IndexProgress(paper.pk, "done", pages=paper.page_count, chunks=paper.chunk_count))
     return paper
 
 
-def _fail(paper: Paper, new_version: int, reason: str) -> None:
+def _fail(
+    paper: Paper, new_version: int, reason: str, *, keep_serving: bool, status: str = Paper.IndexStatus.FAILED
+) -> None:
     try:
         store.delete_chunks_of_version(paper.pk, new_version)
     except store.ChunkStoreError:
+        # Harmless: no paper row names this version, and the next build deletes it first.
         logger.warning("Could not remove partial chunks of paper %s (version %s)", paper.pk, new_version)
-    _set_status(paper, Paper.IndexStatus.FAILED, reason)
+    if keep_serving:
+        _set_status(paper, Paper.IndexStatus.READY, f"Re-indexing failed; the previous index is still used. {reason}")
+    else:
+        _set_status(paper, status, reason)
 
 
 def is_permanent_failure(exc: BaseException) -> bool:
-    """Whether retrying cannot help: the PDF itself is the problem."""
-    return isinstance(exc, PdfError)
+    """Whether retrying cannot help: the PDF itself is the problem (PdfError), or the error is not
+    one of the known transient ones (ChunkStoreError, EmbeddingError)."""
+    if isinstance(exc, PdfError):
+        return True
+    return not isinstance(exc, store.ChunkStoreError | EmbeddingError)
+
+
+def mark_for_reindex(*, paper: Paper) -> None:
+    """Queue *paper* for a rebuild after commit, keeping it searchable on its old chunks if it is.
+
+    A paper that is not searchable goes back to `pending` with no failure reason.
+    """
+    from indexing.tasks import index_paper as index_paper_task
+
+    if not is_searchable(paper):
+        _set_status(paper, Paper.IndexStatus.PENDING)
+    transaction.on_commit(lambda: index_paper_task.enqueue(paper_id=paper.pk))
+
+
+def papers_needing_index(papers: QuerySet[Paper], *, check_store: bool = True) -> tuple[list[Paper], list[Paper]]:
+    """Split *papers* into (to index, already done) for the configured embedding model.
+
+    A paper is done when it is searchable and, with *check_store*, the chunk index holds exactly
+    `chunk_count` chunks of its current version and the configured model. Everything else (pending,
+    failed, interrupted, indexed by another model, chunks lost from the store) is to index.
+    Raises ChunkStoreError when *check_store* and the chunk index cannot be read.
+    """
+    papers_list = list(papers.order_by("pk"))
+    counts: dict[tuple[int, int, str], int] = {}
+    if check_store:
+        counts = store.chunk_counts_by_paper([paper.pk for paper in papers_list if is_searchable(paper)])
+    to_index, done = [], []
+    for paper in papers_list:
+        stored = counts.get((paper.pk, paper.index_version, paper.embedding_model), 0)
+        complete = is_searchable(paper) and (not check_store or stored == paper.chunk_count)
+        (done if complete else to_index).append(paper)
+    return to_index, done
+
+
+def select_papers(*, paper_ids: Iterable[int] = (), project_id: int | None = None) -> QuerySet[Paper]:
+    """The papers an operator command works on: the given ids and the papers of the given project,
+    or every paper when neither is given."""
+    paper_ids = list(paper_ids)
+    papers = Paper.objects.all()
+    if not paper_ids and project_id is None:
+        return papers
+    from django.db.models import Q
+
+    query = Q(pk__in=paper_ids)
+    if project_id is not None:
+        query |= Q(project_links__project_id=project_id)
+    return papers.filter(query).distinct()

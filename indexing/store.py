@@ -33,7 +33,7 @@ from bson.binary import Binary, BinaryVectorDtype
 from django.conf import settings
 from pymongo import ASCENDING, MongoClient
 from pymongo.collection import Collection
-from pymongo.errors import PyMongoError
+from pymongo.errors import ConnectionFailure, PyMongoError
 
 from annotagent.errors import ServiceUnavailableError
 
@@ -87,8 +87,9 @@ class ChunkMatrix:
 
 # --- connection -----------------------------------------------------------------------------------
 
-_client: MongoClient | None = None
-_client_uri: str | None = None
+# One client per URI: pymongo pools connections per client, and a client in use must not be closed
+# because a setting changed.
+_clients: dict[str, MongoClient] = {}
 
 
 def _free_port() -> int:
@@ -185,24 +186,20 @@ def mongodb_uri() -> str:
 
 
 def get_client() -> MongoClient:
-    """The process-wide pymongo client, built lazily (pymongo pools connections per client)."""
-    global _client, _client_uri
-    uri = mongodb_uri() if not settings.MONGODB_URI else settings.MONGODB_URI
-    if _client is None or _client_uri != uri:
-        if _client is not None:
-            _client.close()
+    """The process-wide pymongo client of the current URI, built lazily."""
+    uri = mongodb_uri()
+    client = _clients.get(uri)
+    if client is None:
         timeout = settings.MONGODB_TIMEOUT_MS
-        _client = MongoClient(uri, serverSelectionTimeoutMS=timeout, connectTimeoutMS=timeout, socketTimeoutMS=60_000)
-        _client_uri = uri
-    return _client
+        client = MongoClient(uri, serverSelectionTimeoutMS=timeout, connectTimeoutMS=timeout, socketTimeoutMS=60_000)
+        _clients[uri] = client
+    return client
 
 
 def reset_client() -> None:
-    """Forget the cached client (tests that point at another server, or after a fork)."""
-    global _client, _client_uri
-    if _client is not None:
-        _client.close()
-    _client = _client_uri = None
+    """Close and forget every cached client (tests that point at another server, or after a fork)."""
+    while _clients:
+        _clients.popitem()[1].close()
 
 
 def get_collection() -> Collection:
@@ -214,7 +211,38 @@ def is_atlas() -> bool:
     return ".mongodb.net" in settings.MONGODB_URI or settings.MONGODB_URI.startswith("mongodb+srv://")
 
 
+def _error(action: str, exc: PyMongoError) -> ChunkStoreError:
+    """Our error for a pymongo failure: a short, credential-free sentence rather than pymongo's
+    topology dump, which names every server it tried."""
+    if isinstance(exc, ConnectionFailure):
+        where = "the MongoDB server of MONGODB_URI" if settings.MONGODB_URI else "the embedded chunk index server"
+        return ChunkStoreError(
+            f"{action}: {where} is not reachable ({type(exc).__name__}). "
+            "Check that it is running and that MONGODB_URI is right."
+        )
+    return ChunkStoreError(f"{action}: {exc}")
+
+
+def ping() -> None:
+    """Raise ChunkStoreError unless the chunk index answers within `MONGODB_TIMEOUT_MS`."""
+    try:
+        get_client().admin.command("ping")
+    except PyMongoError as exc:
+        raise _error("Could not reach the chunk index", exc) from exc
+
+
 # --- operations -----------------------------------------------------------------------------------
+
+
+# name -> (keys, options) of every index the collection needs.
+REQUIRED_INDEXES: dict[str, tuple[list[tuple[str, int]], dict[str, Any]]] = {
+    "paperId": ([("paperId", ASCENDING)], {}),
+    "paper_version_chunk": (
+        [("paperId", ASCENDING), ("indexVersion", ASCENDING), ("chunkIndex", ASCENDING)],
+        {"unique": True},
+    ),
+    "embeddingModel": ([("embeddingModel", ASCENDING)], {}),
+}
 
 
 def ensure_indexes() -> list[str]:
@@ -222,16 +250,78 @@ def ensure_indexes() -> list[str]:
     try:
         collection = get_collection()
         return [
-            collection.create_index([("paperId", ASCENDING)], name="paperId"),
-            collection.create_index(
-                [("paperId", ASCENDING), ("indexVersion", ASCENDING), ("chunkIndex", ASCENDING)],
-                name="paper_version_chunk",
-                unique=True,
-            ),
-            collection.create_index([("embeddingModel", ASCENDING)], name="embeddingModel"),
+            collection.create_index(keys, name=name, **options) for name, (keys, options) in REQUIRED_INDEXES.items()
         ]
     except PyMongoError as exc:
-        raise ChunkStoreError(f"Could not create the chunk index's indexes: {exc}") from exc
+        raise _error("Could not create the chunk index's indexes", exc) from exc
+
+
+def missing_indexes() -> list[str]:
+    """Names of `REQUIRED_INDEXES` the collection lacks (all of them when it does not exist yet)."""
+    try:
+        present = {index["name"] for index in get_collection().list_indexes()}
+    except PyMongoError as exc:
+        raise _error("Could not list the chunk index's indexes", exc) from exc
+    return [name for name in REQUIRED_INDEXES if name not in present]
+
+
+def vector_index_definition(dimension: int) -> dict[str, Any]:
+    """The Atlas Vector Search index on `embedding` (cosine, *dimension*) with the filter fields
+    `$vectorSearch` uses (`paperId`, `indexVersion`, `embeddingModel`)."""
+    return {
+        "fields": [
+            {"type": "vector", "path": "embedding", "numDimensions": dimension, "similarity": "cosine"},
+            {"type": "filter", "path": "paperId"},
+            {"type": "filter", "path": "indexVersion"},
+            {"type": "filter", "path": "embeddingModel"},
+        ]
+    }
+
+
+def vector_index_problem(dimension: int) -> str:
+    """On Atlas: "" when `MONGODB_ATLAS_VECTOR_INDEX` exists with *dimension* and every filter field,
+    else what is wrong. Raises ChunkStoreError when the search indexes cannot be listed."""
+    name = settings.MONGODB_ATLAS_VECTOR_INDEX
+    try:
+        found = list(get_collection().list_search_indexes(name))
+    except PyMongoError as exc:
+        raise _error("Could not list the Atlas search indexes", exc) from exc
+    if not found:
+        return f"The Atlas vector search index {name!r} does not exist."
+    definition = found[0].get("latestDefinition") or found[0].get("definition") or {}
+    fields = {field.get("path"): field for field in definition.get("fields", [])}
+    vector = fields.get("embedding", {})
+    if vector.get("numDimensions") != dimension:
+        return f"The Atlas vector search index {name!r} has {vector.get('numDimensions')} dimensions, not {dimension}."
+    missing = [path for path in ("paperId", "indexVersion", "embeddingModel") if path not in fields]
+    if missing:
+        return f"The Atlas vector search index {name!r} lacks the filter fields {', '.join(missing)}."
+    return ""
+
+
+def create_vector_index(dimension: int) -> None:
+    """Create (or, when it exists, redefine) the Atlas vector search index for *dimension*."""
+    from pymongo.operations import SearchIndexModel
+
+    name = settings.MONGODB_ATLAS_VECTOR_INDEX
+    definition = vector_index_definition(dimension)
+    try:
+        collection = get_collection()
+        if list(collection.list_search_indexes(name)):
+            collection.update_search_index(name, definition)
+        else:
+            collection.create_search_index(SearchIndexModel(definition=definition, name=name, type="vectorSearch"))
+    except PyMongoError as exc:
+        raise _error("Could not create the Atlas vector search index", exc) from exc
+
+
+def delete_chunks_of_other_models(paper_id: int, *, embedding_model: str) -> int:
+    """Delete a paper's chunks made by any model but *embedding_model*. Returns how many went."""
+    try:
+        query = {"paperId": paper_id, "embeddingModel": {"$ne": embedding_model}}
+        return get_collection().delete_many(query).deleted_count
+    except PyMongoError as exc:
+        raise _error(f"Could not delete chunks of paper {paper_id}", exc) from exc
 
 
 def write_chunks(records: Sequence[ChunkRecord]) -> int:
@@ -241,7 +331,7 @@ def write_chunks(records: Sequence[ChunkRecord]) -> int:
     try:
         get_collection().insert_many([record.to_document() for record in records], ordered=False)
     except PyMongoError as exc:
-        raise ChunkStoreError(f"Could not write chunks: {exc}") from exc
+        raise _error("Could not write chunks", exc) from exc
     return len(records)
 
 
@@ -253,7 +343,7 @@ def delete_chunks(paper_id: int, *, keep_version: int | None = None) -> int:
     try:
         return get_collection().delete_many(query).deleted_count
     except PyMongoError as exc:
-        raise ChunkStoreError(f"Could not delete chunks of paper {paper_id}: {exc}") from exc
+        raise _error(f"Could not delete chunks of paper {paper_id}", exc) from exc
 
 
 def count_chunks(paper_id: int, *, index_version: int | None = None, embedding_model: str | None = None) -> int:
@@ -265,7 +355,7 @@ def count_chunks(paper_id: int, *, index_version: int | None = None, embedding_m
     try:
         return get_collection().count_documents(query)
     except PyMongoError as exc:
-        raise ChunkStoreError(f"Could not count chunks: {exc}") from exc
+        raise _error("Could not count chunks", exc) from exc
 
 
 def _version_filter(versions: dict[int, int], embedding_model: str) -> dict[str, Any]:
@@ -288,7 +378,7 @@ def load_chunks(versions: dict[int, int], *, embedding_model: str, with_embeddin
         cursor = get_collection().find(_version_filter(versions, embedding_model), projection)
         documents = sorted(cursor, key=lambda d: (d["paperId"], d["chunkIndex"]))
     except PyMongoError as exc:
-        raise ChunkStoreError(f"Could not read chunks: {exc}") from exc
+        raise _error("Could not read chunks", exc) from exc
     if not with_embeddings:
         return ChunkMatrix(chunks=documents, embeddings=np.zeros((len(documents), 0), dtype=np.float32))
     rows = [np.frombuffer(bytes(doc.pop("embedding"))[2:], dtype=np.float32) for doc in documents]
@@ -321,7 +411,7 @@ def vector_search(
     try:
         documents = list(get_collection().aggregate(pipeline))
     except PyMongoError as exc:
-        raise ChunkStoreError(f"Vector search failed: {exc}") from exc
+        raise _error("Vector search failed", exc) from exc
     hits = []
     for doc in documents:
         if versions.get(doc["paperId"]) != doc.get("indexVersion"):
@@ -347,7 +437,7 @@ def chunk_counts_by_paper(paper_ids: Iterable[int] | None = None) -> dict[tuple[
     try:
         return {(g["_id"]["p"], g["_id"]["v"], g["_id"]["m"]): g["n"] for g in get_collection().aggregate(pipeline)}
     except PyMongoError as exc:
-        raise ChunkStoreError(f"Could not count chunks: {exc}") from exc
+        raise _error("Could not count chunks", exc) from exc
 
 
 def delete_chunks_of_version(paper_id: int, index_version: int) -> int:
@@ -355,4 +445,13 @@ def delete_chunks_of_version(paper_id: int, index_version: int) -> int:
     try:
         return get_collection().delete_many({"paperId": paper_id, "indexVersion": index_version}).deleted_count
     except PyMongoError as exc:
-        raise ChunkStoreError(f"Could not delete chunks of paper {paper_id}: {exc}") from exc
+        raise _error(f"Could not delete chunks of paper {paper_id}", exc) from exc
+
+
+def embedded_server_uri(data_dir: Path | None = None) -> str | None:
+    """The URI of the embedded server of *data_dir* if one answers, else None. Starts nothing."""
+    state_file = Path(data_dir or settings.EMBEDDED_MONGO_DIR) / "server.json"
+    if not state_file.exists():
+        return None
+    uri = json.loads(state_file.read_text())["uri"]
+    return uri if _ping(uri) else None

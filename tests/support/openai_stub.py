@@ -7,6 +7,8 @@ network service). The real `openai` SDK talks to it over HTTP.
   apart. Every request body is kept in `stub.requests`; a client that hangs up mid-stream is
   recorded in `stub.disconnects`.
 - `POST /v1/embeddings`: deterministic unit vectors of `stub.dimension` derived from the text.
+  Bodies are kept in `stub.embedding_requests`; `stub.on_embedding(body)`, when set, runs (in the
+  server's thread) before the answer is sent.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class OpenAIStub:
         self.fail_status: int | None = None
         self.requests: list[dict[str, Any]] = []
         self.embedding_requests: list[dict[str, Any]] = []
+        self.on_embedding: Callable[[dict[str, Any]], None] | None = None
         self.disconnects = 0
         self.stream_started = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -85,6 +88,8 @@ class OpenAIStub:
                     return
                 if self.path.endswith("/embeddings"):
                     stub.embedding_requests.append(body)
+                    if stub.on_embedding is not None:
+                        stub.on_embedding(body)
                     inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
                     data = [{"object": "embedding", "index": i, "embedding": stub.embed(t)} for i, t in enumerate(inputs)]
                     self._json(200, {"object": "list", "data": data, "model": body["model"], "usage": {"prompt_tokens": 1, "total_tokens": 1}})

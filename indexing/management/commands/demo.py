@@ -21,9 +21,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         folder: Path = (options["papers"] or settings.DEMO_PAPERS_DIR).expanduser().resolve()
         if not folder.is_dir() or not any(p.suffix.lower() == ".pdf" for p in folder.rglob("*")):
-            raise CommandError(
-                f"No PDFs found in {folder}. Point DEMO_PAPERS_DIR (or --papers) at any folder of PDFs."
-            )
+            raise CommandError(f"No PDFs found in {folder}. Point DEMO_PAPERS_DIR (or --papers) at any folder of PDFs.")
         users = get_user_model().objects
         user = users.filter(username=settings.DEMO_USERNAME).first()
         if user is None:

@@ -1,0 +1,209 @@
+"""Consistency of the chunk index with the papers: the checks and repairs of `check_index`.
+
+`check_index` compares the `paperchunks` collection with the `Paper` rows and reports, per kind,
+what is wrong; with `fix=True` it repairs what is safe to repair:
+
+- unreachable: the chunk index does not answer (nothing else is checked);
+- missing_indexes: required Mongo indexes absent (fix: create them);
+- vector_index: on Atlas, the vector search index is absent or has the wrong dimension or filter
+  fields (fix: create or redefine it);
+- orphans: chunks whose paper row no longer exists (fix: delete them);
+- missing_chunks: papers `ready` for the configured model without their chunks in the store, or
+  with a count other than `Paper.chunk_count` (fix: queue a rebuild);
+- other_model: papers whose current chunks are of a model other than the configured one. Such
+  chunks are deleted only where the same index version also holds the configured model's chunks
+  (they are dead weight there); a paper whose only chunks are of another model keeps them (they
+  are what it has, and serve again if the model is switched back) and is queued for a rebuild with
+  the configured model, whose completion replaces them;
+- stale_versions: chunks of index versions older than the paper's current one, left by a
+  build whose clean-up failed (fix: delete them). Chunks of a *newer* version belong to a build
+  that is running or was cut short; the next build of that paper removes them, so they are not
+  touched.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from indexing import store
+from indexing.embeddings import configured_model_name, get_embedder
+from indexing.services import is_searchable, mark_for_reindex
+from papers.models import Paper
+
+
+@dataclass
+class Finding:
+    """One kind of problem: `details` are human-readable lines; `fixed` says whether a repair ran."""
+
+    kind: str
+    summary: str
+    details: list[str] = field(default_factory=list)
+    fixed: bool = False
+
+
+@dataclass
+class IndexHealth:
+    """The outcome of `check_index`. `ok` is True when nothing is wrong (or everything was fixed)."""
+
+    findings: list[Finding] = field(default_factory=list)
+    papers: int = 0
+    chunks: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return all(finding.fixed for finding in self.findings)
+
+    def add(self, kind: str, summary: str, details: list[str] | None = None) -> Finding:
+        finding = Finding(kind, summary, details or [])
+        self.findings.append(finding)
+        return finding
+
+
+def check_index(*, fix: bool = False) -> IndexHealth:
+    """Check the chunk index against the paper rows; with *fix*, repair what is safe (see the module
+    docstring). Rebuilds are queued as tasks after commit (`mark_for_reindex`), not run here.
+
+    Never raises for an unreachable chunk index: that is reported as the finding `unreachable`.
+    """
+    health = IndexHealth()
+    try:
+        store.ping()
+    except store.ChunkStoreError as exc:
+        health.add("unreachable", exc.message)
+        return health
+
+    missing = store.missing_indexes()
+    if missing:
+        finding = health.add("missing_indexes", f"Missing Mongo indexes: {', '.join(missing)}.")
+        if fix:
+            store.ensure_indexes()
+            finding.fixed = True
+
+    if store.is_atlas():
+        dimension = get_embedder().dimension
+        problem = store.vector_index_problem(dimension)
+        if problem:
+            finding = health.add("vector_index", problem)
+            if fix:
+                store.create_vector_index(dimension)
+                finding.fixed = True
+
+    model = configured_model_name()
+    papers = {paper.pk: paper for paper in Paper.objects.all()}
+    counts = store.chunk_counts_by_paper()
+    health.papers, health.chunks = len(papers), sum(counts.values())
+    by_paper: dict[int, dict[tuple[int, str], int]] = defaultdict(dict)
+    for (paper_id, version, chunk_model), n in counts.items():
+        by_paper[paper_id][(version, chunk_model)] = n
+
+    _check_orphans(health, by_paper, papers, fix=fix)
+    _check_missing_chunks(health, by_paper, papers, model, fix=fix)
+    _check_other_models(health, by_paper, papers, model, fix=fix)
+    _check_stale_versions(health, by_paper, papers, fix=fix)
+    return health
+
+
+def _check_orphans(health: IndexHealth, by_paper: dict, papers: dict[int, Paper], *, fix: bool) -> None:
+    orphans = {pid: sum(groups.values()) for pid, groups in by_paper.items() if pid not in papers}
+    if not orphans:
+        return
+    finding = health.add(
+        "orphans",
+        f"{sum(orphans.values())} chunk(s) of {len(orphans)} paper(s) that no longer exist.",
+        [f"paper {pid}: {n} chunk(s)" for pid, n in sorted(orphans.items())],
+    )
+    if fix:
+        for pid in orphans:
+            store.delete_chunks(pid)
+        finding.fixed = True
+
+
+def _check_missing_chunks(
+    health: IndexHealth, by_paper: dict, papers: dict[int, Paper], model: str, *, fix: bool
+) -> None:
+    broken = []
+    for paper in papers.values():
+        if not is_searchable(paper):
+            continue
+        stored = by_paper.get(paper.pk, {}).get((paper.index_version, model), 0)
+        if stored != paper.chunk_count or stored == 0:
+            broken.append((paper, stored))
+    if not broken:
+        return
+    finding = health.add(
+        "missing_chunks",
+        f"{len(broken)} ready paper(s) without their full set of chunks.",
+        [f"paper {p.pk} ({p.display_title}): {n} of {p.chunk_count} chunk(s) stored" for p, n in broken],
+    )
+    if fix:
+        for paper, _ in broken:
+            _requeue(paper)
+        finding.fixed = True
+
+
+def _check_other_models(
+    health: IndexHealth, by_paper: dict, papers: dict[int, Paper], model: str, *, fix: bool
+) -> None:
+    mixed, superseded = [], []
+    for pid, groups in by_paper.items():
+        paper = papers.get(pid)
+        if paper is None:
+            continue
+        current = {chunk_model for (version, chunk_model) in groups if version == paper.index_version}
+        others = current - {model}
+        if not others:
+            continue
+        (mixed if model in current else superseded).append((paper, sorted(others)))
+    if mixed:
+        finding = health.add(
+            "other_model",
+            f"{len(mixed)} paper(s) hold chunks of another embedding model next to those of {model}.",
+            [f"paper {p.pk} ({p.display_title}): {', '.join(m)}" for p, m in mixed],
+        )
+        if fix:
+            for paper, _ in mixed:
+                store.delete_chunks_of_other_models(paper.pk, embedding_model=model)
+            finding.fixed = True
+    if superseded:
+        finding = health.add(
+            "other_model",
+            f"{len(superseded)} paper(s) are indexed only with another embedding model than {model}; "
+            "they are not searchable until rebuilt (their old chunks are kept until then).",
+            [f"paper {p.pk} ({p.display_title}): {', '.join(m)}" for p, m in superseded],
+        )
+        if fix:
+            for paper, _ in superseded:
+                _requeue(paper)
+            finding.fixed = True
+
+
+def _check_stale_versions(health: IndexHealth, by_paper: dict, papers: dict[int, Paper], *, fix: bool) -> None:
+    stale = []
+    for pid, groups in by_paper.items():
+        paper = papers.get(pid)
+        if paper is None:
+            continue
+        versions = sorted({version for (version, _) in groups if version < paper.index_version})
+        if versions:
+            stale.append((paper, versions))
+    if not stale:
+        return
+    finding = health.add(
+        "stale_versions",
+        f"{len(stale)} paper(s) keep chunks of superseded index versions.",
+        [f"paper {p.pk} ({p.display_title}): version(s) {', '.join(map(str, v))}" for p, v in stale],
+    )
+    if fix:
+        for paper, versions in stale:
+            for version in versions:
+                store.delete_chunks_of_version(paper.pk, version)
+        finding.fixed = True
+
+
+def _requeue(paper: Paper) -> None:
+    # A ready paper whose chunks are gone must leave retrieval now, not after the rebuild.
+    if paper.index_status == Paper.IndexStatus.READY:
+        Paper.objects.filter(pk=paper.pk).update(index_status=Paper.IndexStatus.PENDING, index_error="")
+        paper.index_status = Paper.IndexStatus.PENDING
+    mark_for_reindex(paper=paper)

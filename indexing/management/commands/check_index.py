@@ -1,0 +1,36 @@
+"""`manage.py check_index [--fix]`: is the chunk index consistent with the papers?"""
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from indexing.health import check_index
+
+
+class Command(BaseCommand):
+    help = (
+        "Check the chunk index: Mongo reachable, required indexes (and the Atlas vector index), orphan "
+        "chunks, ready papers without chunks, chunks of another embedding model, superseded index "
+        "versions. --fix repairs what is safe. Exit code 1 when something is (still) wrong."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--fix", action="store_true", help="repair what is safe to repair")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        health = check_index(fix=options["fix"])
+        for finding in health.findings:
+            style = self.style.SUCCESS if finding.fixed else self.style.ERROR
+            mark = "fixed" if finding.fixed else "problem"
+            self.stdout.write(style(f"[{mark}] {finding.kind}: {finding.summary}"))
+            for line in finding.details:
+                self.stdout.write(f"    {line}")
+        if health.ok:
+            fixed = f", {len(health.findings)} problem(s) fixed" if health.findings else ""
+            self.stdout.write(
+                self.style.SUCCESS(f"Chunk index OK: {health.papers} paper(s), {health.chunks} chunk(s){fixed}.")
+            )
+            return
+        unfixed = sum(not finding.fixed for finding in health.findings)
+        hint = "" if options["fix"] else " Run check_index --fix to repair."
+        raise CommandError(f"The chunk index has {unfixed} problem(s).{hint}", returncode=1)

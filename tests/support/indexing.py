@@ -1,0 +1,43 @@
+"""Helpers for indexing tests: papers from generated PDFs, indexed with stub embeddings."""
+
+from __future__ import annotations
+
+from indexing.services import ProgressCallback, index_paper
+from papers.models import Paper
+from papers.services import add_paper_to_library
+from tests.support.pdfs import make_pdf_bytes
+
+
+def use_stub_embeddings(settings, stub, *, model: str = "stub-embed-a", dimension: int = 32) -> None:
+    """Embed through the OpenAI stub as *model* (vectors of *dimension*); blurbs stay heuristic."""
+    settings.EMBEDDING_BACKEND = "openai"
+    settings.OPENAI_EMBED_MODEL = model
+    settings.CONTEXTUAL_BLURBS = "heuristic"
+    stub.dimension = dimension
+
+
+def new_paper(user, pages: list[str], *, title: str = "") -> Paper:
+    """A paper in *user*'s library made of *pages*, not indexed (status pending, nothing queued)."""
+    data = make_pdf_bytes(pages, title=title)
+    return add_paper_to_library(user=user, data=data, filename=f"{title or 'paper'}.pdf", queue_indexing=False).paper
+
+
+def indexed_paper(user, pages: list[str], *, title: str = "", progress: ProgressCallback | None = None) -> Paper:
+    """`new_paper`, indexed with the configured embeddings."""
+    return index_paper(paper_id=new_paper(user, pages, title=title).pk, progress=progress)
+
+
+def replace_pdf(paper: Paper, pages: list[str]) -> None:
+    """Overwrite the stored file of *paper* (as if its text had changed) so a re-index yields new chunks."""
+    with open(paper.file.path, "wb") as handle:
+        handle.write(make_pdf_bytes(pages))
+
+
+def closed_port_uri() -> str:
+    """A MongoDB URI nobody listens on."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"mongodb://127.0.0.1:{port}/?directConnection=true"

@@ -1,0 +1,66 @@
+"""The chunk index module against real MongoDB-wire servers: errors are ours and readable."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from indexing import store
+from tests.support.indexing import closed_port_uri
+
+
+@pytest.fixture
+def no_mongo(settings):
+    settings.MONGODB_URI, settings.MONGODB_TIMEOUT_MS = closed_port_uri(), 200
+    yield
+    store.reset_client()
+
+
+def test_a_missing_mongo_server_is_a_chunk_store_error_with_a_readable_message(no_mongo):
+    with pytest.raises(store.ChunkStoreError) as error:
+        store.count_chunks(1)
+
+    assert error.value.code == "chunk_index_unavailable"
+    assert error.value.message == (
+        "Could not count chunks: the MongoDB server of MONGODB_URI is not reachable (ServerSelectionTimeoutError). "
+        "Check that it is running and that MONGODB_URI is right."
+    )
+
+
+def test_ensure_indexes_reports_a_missing_server_without_a_traceback(no_mongo):
+    with pytest.raises(CommandError, match=r"^Could not create the chunk index's indexes: the MongoDB server"):
+        call_command("ensure_indexes", stdout=io.StringIO())
+
+
+def test_ensure_indexes_is_idempotent_and_leaves_nothing_missing(chunk_store):
+    chunk_store.drop_indexes()
+    assert store.missing_indexes() == list(store.REQUIRED_INDEXES)
+
+    call_command("ensure_indexes", stdout=io.StringIO())
+    call_command("ensure_indexes", stdout=io.StringIO())
+
+    assert store.missing_indexes() == []
+
+
+def test_the_atlas_vector_index_filters_on_paper_version_and_model():
+    definition = store.vector_index_definition(1536)
+
+    assert definition["fields"][0] == {
+        "type": "vector",
+        "path": "embedding",
+        "numDimensions": 1536,
+        "similarity": "cosine",
+    }
+    assert [field["path"] for field in definition["fields"][1:]] == ["paperId", "indexVersion", "embeddingModel"]
+
+
+def test_clients_of_two_servers_live_side_by_side(chunk_store, settings):
+    reachable = settings.MONGODB_URI
+    settings.MONGODB_URI, settings.MONGODB_TIMEOUT_MS = closed_port_uri(), 200
+    with pytest.raises(store.ChunkStoreError):
+        store.ping()
+
+    settings.MONGODB_URI = reachable
+    store.ping()  # the first client was not closed by the detour
