@@ -2,6 +2,9 @@
 
 from typing import Any
 
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
@@ -16,6 +19,12 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     """
     if isinstance(exc, AnnotagentError):
         return Response({"error": {"code": exc.code, "message": exc.message}}, status=exc.status)
+    # DRF converts Django's own 404 and 403 into its exceptions internally; do it here too so they
+    # carry DRF's codes (`not_found`, `permission_denied`) instead of the generic "error".
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, PermissionDenied):
+        exc = exceptions.PermissionDenied()
     response = exception_handler(exc, context)
     if response is None:
         return None

@@ -183,7 +183,17 @@ CONTEXTUAL_BLURBS = env.str("CONTEXTUAL_BLURBS", default="auto")
 PROJECT_CHAT_TOP_K = env.int("PROJECT_CHAT_TOP_K", default=15)
 PROJECT_CHAT_MAX_CHUNKS_PER_PAPER = env.int("PROJECT_CHAT_MAX_CHUNKS_PER_PAPER", default=5)
 PROJECT_CHAT_MIN_RELEVANCE = env.float("PROJECT_CHAT_MIN_RELEVANCE", default=0.3)
+# hybrid (dense + BM25 fused by reciprocal rank fusion), dense or lexical; see indexing.retrieval.
+RETRIEVAL_MODE = env.str("RETRIEVAL_MODE", default="hybrid")
+# RRF's k: score = sum of 1 / (k + rank); 60 after Cormack, Clarke & Büttcher (SIGIR 2009).
+RETRIEVAL_RRF_K = env.int("RETRIEVAL_RRF_K", default=60)
+# A BM25 hit is relevant on its own when it holds this share of the question's IDF mass.
+RETRIEVAL_MIN_LEXICAL_COVERAGE = env.float("RETRIEVAL_MIN_LEXICAL_COVERAGE", default=0.6)
 PROJECT_CHAT_HISTORY_TOKENS = env.int("PROJECT_CHAT_HISTORY_TOKENS", default=2000)
+# A project's thread keeps its newest messages only (no time-based expiry); older ones are deleted on save.
+PROJECT_CHAT_MAX_MESSAGES = env.int("PROJECT_CHAT_MAX_MESSAGES", default=200)
+# Per-paper chat: characters of the paper's text put in the prompt (the rest is cut, and the answer says so).
+PAPER_CHAT_MAX_CHARS = env.int("PAPER_CHAT_MAX_CHARS", default=60_000)
 
 # The demo: a folder of PDFs ingested by `./run demo`.
 DEMO_PAPERS_DIR = env_path("DEMO_PAPERS_DIR", BASE_DIR.parent / "shared" / "papers" / "consensus")

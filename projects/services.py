@@ -134,15 +134,25 @@ def _delete_paper_files(*, paper_id: int, file_name: str) -> None:
     Paper.file.field.storage.delete(file_name)
 
 
-@transaction.atomic
 def upload_paper_to_project(*, project: Project, user: AbstractBaseUser, data: bytes, filename: str = "") -> AddedPaper:
     """Add the PDF *data* to *user*'s library and to *project* in one transaction.
 
-    Either both happen or neither: a full project (ProjectFullError) leaves the library as it was.
-    Raises the upload errors of `papers.services.check_pdf_bytes` before anything is stored.
+    Either both happen or neither: a full project (ProjectFullError) leaves the library as it was,
+    and a file stored for a paper row that was rolled back is deleted again. Raises the upload
+    errors of `papers.services.check_pdf_bytes` before anything is stored.
     """
-    added = add_paper_to_library(user=user, data=data, filename=filename)
-    add_papers_to_project(project=project, papers=[added.paper], user=user)
+    stored: list[str] = []
+    try:
+        with transaction.atomic():
+            added = add_paper_to_library(user=user, data=data, filename=filename)
+            if added.created and added.paper.file.name:
+                stored.append(added.paper.file.name)
+            add_papers_to_project(project=project, papers=[added.paper], user=user)
+    except Exception:
+        # A rollback does not unwrite files: remove the one this call wrote for a row that is gone.
+        for name in stored:
+            Paper.file.field.storage.delete(name)
+        raise
     return added
 
 
@@ -158,9 +168,12 @@ def add_paper_to_new_project(*, owner: AbstractBaseUser, name: str, paper: Paper
 def reprocess_paper(*, paper: Paper) -> Paper:
     """Queue *paper* for indexing again (retry after a failure, or a staff re-index).
 
-    The status goes back to `pending` with no failure reason; the task is enqueued after commit.
+    The status goes back to `pending` with no failure reason; the task is enqueued after commit. A
+    paper that is ready stays ready: questions keep reading its old chunks until the new ones are
+    complete (see `indexing.services.index_paper`).
     """
-    Paper.objects.filter(pk=paper.pk).update(index_status=Paper.IndexStatus.PENDING, index_error="")
-    paper.index_status, paper.index_error = Paper.IndexStatus.PENDING, ""
+    if not Paper.objects.ready().filter(pk=paper.pk).exists():
+        Paper.objects.filter(pk=paper.pk).update(index_status=Paper.IndexStatus.PENDING, index_error="")
+        paper.index_status, paper.index_error = Paper.IndexStatus.PENDING, ""
     transaction.on_commit(partial(index_paper.enqueue, paper_id=paper.pk))
     return paper

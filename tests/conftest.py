@@ -1,28 +1,18 @@
 """Shared fixtures: personas, generated PDFs, the embedded chunk index, the OpenAI-compatible stub.
 
-The environment is set before Django loads its settings: tests never touch the developer's `.data`
-folder, and tasks run in-process only where a test asks for it.
+The environment itself is set by the `tests.environment` plugin, before Django loads.
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
-_TEST_DATA = Path(tempfile.mkdtemp(prefix="annotagent-tests-"))
-os.environ.setdefault("DEBUG", "true")
-os.environ["DATA_DIR"] = str(_TEST_DATA)
-os.environ.setdefault("OPENAI_API_KEY", "")
-os.environ.setdefault("REDIS_URL", "")
-os.environ.setdefault("TASKS_BACKEND", "django_tasks.backends.dummy.DummyBackend")
+import pytest
+from django.conf import settings
+from django.test import Client
 
-import pytest  # noqa: E402
-from django.conf import settings  # noqa: E402
-from django.test import Client  # noqa: E402
-
-from tests.support.openai_stub import OpenAIStub  # noqa: E402
-from tests.support.pdfs import make_pdf_bytes  # noqa: E402
+from tests.support.openai_stub import OpenAIStub
+from tests.support.pdfs import make_pdf_bytes
 
 PAPERS_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "papers"
 
@@ -147,19 +137,102 @@ def _no_chat_model_by_default(settings):
 __all__ = ["PAPERS_DIR", "settings", "shared_paper"]
 
 
+# --- UI, API and admin helpers ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def api_client_for():
+    """`api_client_for(user)`: a DRF client authenticated as *user* with an API token."""
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    def make(user) -> APIClient:
+        client = APIClient()
+        token, _ = Token.objects.get_or_create(user=user)
+        client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+        return client
+
+    return make
+
+
 @pytest.fixture
 def add_paper(make_pdf):
-    """`add_paper(user, title="...", authors="...", year=2020)`: a new paper in *user*'s library,
-    with the metadata indexing would have found (indexing itself is not run)."""
+    """`add_paper(user, title="...", authors="...", year=2020, ...)`: a new paper in *user*'s
+    library with the metadata indexing would have found (indexing itself is not run)."""
     from papers.services import add_paper_to_library
 
-    def make(user, title: str = "A Test Paper", **metadata):
-        added = add_paper_to_library(user=user, data=make_pdf(f"{title}. Some text on page one."), filename="t.pdf")
+    def make(user, title: str = "A Test Paper", **fields):
+        added = add_paper_to_library(user=user, data=make_pdf([f"{title}. Text on page one."]), filename="t.pdf")
         paper = added.paper
         paper.title = title
-        for field, value in metadata.items():
+        for field, value in fields.items():
             setattr(paper, field, value)
         paper.save()
         return paper
 
     return make
+
+
+@pytest.fixture
+def index_queue(settings):
+    """`index_queue()`: the paper ids queued for indexing during this test (recorded, never run).
+
+    Wrap the action in `django_capture_on_commit_callbacks(execute=True)`: services enqueue on commit.
+    """
+    settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.dummy.DummyBackend", "QUEUES": ["default"]}}
+    from django_tasks import default_task_backend
+
+    default_task_backend.clear()
+
+    def paper_ids() -> list[int]:
+        return [result.kwargs["paper_id"] for result in default_task_backend.results]
+
+    return paper_ids
+
+
+# --- indexed papers (chat tests) ------------------------------------------------------------------
+
+RAFT_PAGES = [
+    "Raft: leader election. Raft elects a single leader for each term. A follower that hears no "
+    "heartbeat before its election timeout becomes a candidate and requests votes from the other "
+    "servers. A candidate that wins votes from a majority of the cluster becomes the leader.",
+    "Raft: log replication. The leader appends client commands to its log and replicates the entries "
+    "to the followers. An entry is committed once a majority of servers have stored it, and committed "
+    "entries are applied to the state machine in log order.",
+]
+PAXOS_PAGES = [
+    "Paxos: choosing a value. In Paxos, proposers send prepare requests with a proposal number to the "
+    "acceptors. An acceptor promises never to accept a proposal numbered less than the highest prepare "
+    "request it has answered.",
+    "Paxos: majority quorums. A value is chosen when a majority of the acceptors have accepted the same "
+    "proposal. Any two majorities intersect, so two different values can never both be chosen.",
+]
+
+
+@pytest.fixture
+def indexed_paper(chunk_store, make_pdf):
+    """`indexed_paper(user, pages, title=...)`: a paper in *user*'s library with one page per string
+    of *pages*, indexed for real (local embeddings) into the embedded chunk index."""
+    from indexing.services import index_paper
+    from papers.services import add_paper_to_library
+
+    def make(user, pages: list[str], title: str = "A Test Paper"):
+        data = make_pdf(pages, title=title)
+        paper = add_paper_to_library(user=user, data=data, filename=f"{title}.pdf", queue_indexing=False).paper
+        paper.title = title
+        paper.save(update_fields=["title"])
+        return index_paper(paper_id=paper.pk)
+
+    return make
+
+
+@pytest.fixture
+def indexed_project(alice, indexed_paper):
+    """alice's project "Consensus" with two indexed papers: "Raft" (leader election on page 1, log
+    replication on page 2) and "Paxos" (prepare requests on page 1, majority quorums on page 2)."""
+    from projects.services import add_papers_to_project, create_project
+
+    project = create_project(owner=alice, name="Consensus")
+    papers = [indexed_paper(alice, RAFT_PAGES, title="Raft"), indexed_paper(alice, PAXOS_PAGES, title="Paxos")]
+    add_papers_to_project(project=project, papers=papers, user=alice)
+    return project

@@ -1,0 +1,20 @@
+from django.urls import path
+from rest_framework.authtoken.views import obtain_auth_token
+
+from chat.api import ProjectChatView
+from papers.api import LibraryPaperView, LibraryView, PaperDetailView
+from projects.api import ProjectDetailView, ProjectListView, ProjectPapersView, ProjectPaperView
+
+app_name = "api"
+
+urlpatterns = [
+    path("auth/token/", obtain_auth_token, name="token"),
+    path("projects/", ProjectListView.as_view(), name="projects"),
+    path("projects/<int:pk>/", ProjectDetailView.as_view(), name="project"),
+    path("projects/<int:pk>/papers/", ProjectPapersView.as_view(), name="project-papers"),
+    path("projects/<int:pk>/papers/<int:paper_id>/", ProjectPaperView.as_view(), name="project-paper"),
+    path("projects/<int:pk>/chat/", ProjectChatView.as_view(), name="project-chat"),
+    path("library/", LibraryView.as_view(), name="library"),
+    path("library/<int:pk>/", LibraryPaperView.as_view(), name="library-paper"),
+    path("papers/<int:pk>/", PaperDetailView.as_view(), name="paper"),
+]

@@ -1,0 +1,213 @@
+// The project chat: one WebSocket per project page, answers streamed as events.
+//
+// Server events (JSON, "type"): history, answer.start, answer.delta, answer.citation, answer.done,
+// error, paper.status. Client messages: {"type": "question", "text"} and {"type": "cancel"}.
+// Model and paper text is only ever put in the page through textContent (never innerHTML).
+
+const STATUS_LABELS = { pending: "queued", indexing: "indexing…", ready: "ready", failed: "failed" };
+const MARKER = /\[(\d+)\]/g;
+
+const root = document.getElementById("chat");
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function readerUrl(citation) {
+  return `/papers/${encodeURIComponent(citation.paper_id)}/read/?page=${encodeURIComponent(citation.page)}`;
+}
+
+function citationLink(n, citation) {
+  const title = citation.title || `Paper ${citation.paper_id}`;
+  const link = el("a", "citation", `[${n}]`);
+  link.href = readerUrl(citation);
+  link.dataset.title = title;
+  link.dataset.page = String(citation.page);
+  link.title = `${title}, page ${citation.page}`;
+  const popup = el("span", "citation-popup");
+  popup.setAttribute("role", "tooltip");
+  popup.append(el("span", "citation-title", title), `, page ${citation.page}`);
+  link.append(popup);
+  return link;
+}
+
+// Fill *container* with *text*, each [N] known to *citations* as a link; other markers stay text.
+function renderText(container, text, citations) {
+  container.replaceChildren();
+  let position = 0;
+  for (const match of text.matchAll(MARKER)) {
+    const citation = citations[match[1]];
+    if (!citation) continue;
+    container.append(text.slice(position, match.index), citationLink(match[1], citation));
+    position = match.index + match[0].length;
+  }
+  container.append(text.slice(position));
+}
+
+function label(className, text) {
+  return el("span", `label ${className}`, text);
+}
+
+function buildMessage({ id, role, text, citations, state, extractive }) {
+  const item = el("li", `message message-${role}`);
+  if (id !== undefined && id !== null) item.dataset.messageId = String(id);
+  const head = el("p", "message-role", role === "user" ? "You" : "Annotagent");
+  if (extractive) head.append(" ", label("label-extractive", "extractive answer"));
+  if (state === "stopped") head.append(" ", label("label-stopped", "stopped"));
+  if (state === "failed") head.append(" ", label("label-failed", "failed"));
+  const body = el("div", "message-text");
+  renderText(body, text || "", citations || {});
+  item.append(head, body);
+  return item;
+}
+
+function updatePaperStatus({ paper_id: paperId, status, error }) {
+  for (const holder of document.querySelectorAll(`.paper-status[data-paper-id="${Number(paperId)}"]`)) {
+    holder.dataset.status = status;
+    const chip = holder.querySelector(".chip");
+    chip.className = `chip chip-${status}`;
+    chip.textContent = STATUS_LABELS[status] || status;
+    const reason = holder.querySelector(".chip-reason");
+    reason.textContent = status === "failed" ? error || "" : "";
+    reason.hidden = !(status === "failed" && error);
+  }
+}
+
+function start() {
+  const projectId = root.dataset.projectId;
+  const list = document.getElementById("chat-messages");
+  const form = document.getElementById("chat-form");
+  const question = document.getElementById("chat-question");
+  const send = document.getElementById("chat-send");
+  const stop = document.getElementById("chat-stop");
+  const notice = document.getElementById("chat-notice");
+  const stateLine = document.getElementById("chat-state");
+  const suggestions = document.getElementById("chat-suggestions");
+
+  let socket = null;
+  let retryDelay = 1000;
+  let current = null; // the assistant bubble being streamed: {item, body, text, citations}
+
+  const setBusy = (busy) => {
+    stop.disabled = !busy;
+    send.disabled = busy;
+  };
+  const showNotice = (text) => {
+    notice.textContent = text;
+    notice.hidden = !text;
+  };
+  const scrollToEnd = () => list.lastElementChild?.scrollIntoView({ block: "end", behavior: "smooth" });
+  const hideSuggestions = () => {
+    if (suggestions) suggestions.hidden = true;
+  };
+
+  const handlers = {
+    history({ messages }) {
+      list.replaceChildren(...messages.map(buildMessage));
+      if (messages.length) hideSuggestions();
+      current = null;
+      setBusy(false);
+    },
+    "answer.start"({ extractive, indexing }) {
+      const item = buildMessage({ role: "assistant", text: "", citations: {}, extractive });
+      item.classList.add("streaming");
+      list.append(item);
+      current = { item, body: item.querySelector(".message-text"), text: "", citations: {} };
+      showNotice(
+        indexing && indexing.length ? `Still indexing, so not searched yet: ${indexing.join("; ")}.` : "",
+      );
+      setBusy(true);
+      scrollToEnd();
+    },
+    "answer.delta"({ text }) {
+      if (!current) return;
+      current.text += text;
+      renderText(current.body, current.text, current.citations);
+    },
+    "answer.citation"(citation) {
+      if (!current) return;
+      current.citations[String(citation.n)] = citation;
+      renderText(current.body, current.text, current.citations);
+    },
+    "answer.done"({ message }) {
+      const item = buildMessage(message);
+      if (current) current.item.replaceWith(item);
+      else list.append(item);
+      current = null;
+      setBusy(false);
+      scrollToEnd();
+    },
+    error({ message }) {
+      // The connection stays open; an answer.done with the partial answer may still follow.
+      showNotice(message);
+      if (current) current.item.classList.remove("streaming");
+      setBusy(false);
+    },
+    "paper.status": updatePaperStatus,
+  };
+
+  function connect() {
+    const scheme = location.protocol === "https:" ? "wss" : "ws";
+    socket = new WebSocket(`${scheme}://${location.host}/ws/projects/${encodeURIComponent(projectId)}/chat/`);
+    stateLine.textContent = "Connecting…";
+    socket.addEventListener("open", () => {
+      retryDelay = 1000;
+      stateLine.textContent = "";
+    });
+    socket.addEventListener("message", (event) => {
+      let data;
+      try {
+        data = JSON.parse(event.data);
+      } catch {
+        return;
+      }
+      const handler = handlers[data.type];
+      if (handler) handler(data);
+    });
+    socket.addEventListener("close", () => {
+      setBusy(false);
+      current = null;
+      stateLine.textContent = `Disconnected; reconnecting in ${Math.round(retryDelay / 1000)} s…`;
+      setTimeout(connect, retryDelay);
+      retryDelay = Math.min(retryDelay * 2, 30000);
+    });
+  }
+
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const text = question.value.trim();
+    if (!text) return;
+    if (!socket || socket.readyState !== WebSocket.OPEN) {
+      showNotice("Not connected yet; try again in a moment.");
+      return;
+    }
+    showNotice("");
+    hideSuggestions();
+    list.append(buildMessage({ role: "user", text, citations: {} }));
+    socket.send(JSON.stringify({ type: "question", text }));
+    question.value = "";
+    setBusy(true);
+    scrollToEnd();
+  });
+  question.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      form.requestSubmit();
+    }
+  });
+  stop.addEventListener("click", () => {
+    if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ type: "cancel" }));
+  });
+  for (const button of document.querySelectorAll(".suggestion")) {
+    button.addEventListener("click", () => {
+      question.value = button.dataset.prompt;
+      question.focus();
+    });
+  }
+  connect();
+}
+
+if (root) start();

@@ -1,0 +1,10 @@
+from django import forms
+
+
+class UploadForm(forms.Form):
+    """A PDF upload. Size and type are checked by `papers.services.read_upload`, not here."""
+
+    file = forms.FileField(
+        label="PDF",
+        widget=forms.ClearableFileInput(attrs={"accept": "application/pdf,.pdf"}),
+    )

@@ -1,0 +1,36 @@
+// Library status chips: poll the API for papers still queued or indexing until they settle.
+
+const STATUS_LABELS = { pending: "queued", indexing: "indexing…", ready: "ready", failed: "failed" };
+const SETTLED = new Set(["ready", "failed"]);
+const POLL_MS = 3000;
+
+function render(holder, { index_status: status, index_error: error }) {
+  holder.dataset.status = status;
+  const chip = holder.querySelector(".chip");
+  chip.className = `chip chip-${status}`;
+  chip.textContent = STATUS_LABELS[status] || status;
+  const reason = holder.querySelector(".chip-reason");
+  reason.textContent = status === "failed" ? error || "" : "";
+  reason.hidden = !(status === "failed" && error);
+}
+
+async function poll() {
+  const pending = [...document.querySelectorAll(".paper-status")].filter((h) => !SETTLED.has(h.dataset.status));
+  if (!pending.length) return;
+  await Promise.all(
+    pending.map(async (holder) => {
+      try {
+        const response = await fetch(`/api/papers/${Number(holder.dataset.paperId)}/`, {
+          headers: { Accept: "application/json" },
+          credentials: "same-origin",
+        });
+        if (response.ok) render(holder, await response.json());
+      } catch {
+        // Offline for a moment: the next poll tries again.
+      }
+    }),
+  );
+  setTimeout(poll, POLL_MS);
+}
+
+setTimeout(poll, POLL_MS);

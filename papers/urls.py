@@ -1,0 +1,14 @@
+from django.urls import path
+
+from papers import views
+
+app_name = "papers"
+
+urlpatterns = [
+    path("", views.library, name="library"),
+    path("upload/", views.upload, name="upload"),
+    path("<int:pk>/remove/", views.remove, name="remove"),
+    path("<int:pk>/add-to-project/", views.add_to_project, name="add_to_project"),
+    path("<int:pk>/read/", views.reader, name="reader"),
+    path("<int:pk>/file/", views.file, name="file"),
+]

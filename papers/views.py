@@ -1,0 +1,115 @@
+"""Library pages: the grid of papers, uploads, removal, "Add to project", the reader and the PDF file."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import FileResponse, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from annotagent.errors import AnnotagentError
+from annotagent.http import AuthenticatedHttpRequest
+from papers.forms import UploadForm
+from papers.models import Paper
+from papers.services import add_paper_to_library, get_paper_for_user, read_upload
+from projects.forms import AddToProjectForm
+from projects.services import add_paper_to_new_project, add_papers_to_project, remove_paper_from_library
+
+
+@login_required
+@require_GET
+def library(request: AuthenticatedHttpRequest) -> HttpResponse:
+    papers = Paper.objects.in_library_of(request.user).order_by("-library_links__added_at", "pk")
+    return render(
+        request,
+        "papers/library.html",
+        {
+            "papers": papers,
+            "upload_form": UploadForm(),
+            "add_form": AddToProjectForm(user=request.user),
+        },
+    )
+
+
+@login_required
+@require_POST
+def upload(request: AuthenticatedHttpRequest) -> HttpResponse:
+    form = UploadForm(request.POST, request.FILES)
+    if not form.is_valid():
+        messages.error(request, "Choose a PDF file to upload.")
+        return redirect("papers:library")
+    file = form.cleaned_data["file"]
+    try:
+        data = read_upload(file, size=file.size)
+        added = add_paper_to_library(user=request.user, data=data, filename=file.name)
+    except AnnotagentError as exc:
+        messages.error(request, exc.message)
+        return redirect("papers:library")
+    if added.already_in_library:
+        messages.info(request, f"“{added.paper.display_title}” is already in your library.")
+    else:
+        messages.success(request, f"Added “{added.paper.display_title}” to your library; indexing is queued.")
+    return redirect("papers:library")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def remove(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
+    paper = get_paper_for_user(request.user, pk)
+    if request.method == "GET":
+        projects = paper.projects.filter(owner=request.user)
+        return render(request, "papers/confirm_remove.html", {"paper": paper, "projects": projects})
+    title = paper.display_title
+    remove_paper_from_library(user=request.user, paper=paper)
+    messages.success(request, f"Removed “{title}” from your library and your projects.")
+    return redirect("papers:library")
+
+
+@login_required
+@require_POST
+def add_to_project(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
+    paper = get_paper_for_user(request.user, pk)
+    form = AddToProjectForm(request.POST, user=request.user)
+    if not form.is_valid():
+        messages.error(request, " ".join(str(error) for error in form.non_field_errors()) or "Choose a project.")
+        return redirect("papers:library")
+    project = form.cleaned_data["project"]
+    try:
+        if project is None:
+            project = add_paper_to_new_project(
+                owner=request.user, name=form.cleaned_data["new_project_name"], paper=paper
+            )
+        else:
+            add_papers_to_project(project=project, papers=[paper], user=request.user)
+    except AnnotagentError as exc:
+        messages.error(request, exc.message)
+        return redirect("papers:library")
+    messages.success(request, f"Added “{paper.display_title}” to {project.name}.")
+    return redirect("projects:detail", pk=project.pk)
+
+
+@login_required
+@require_GET
+def reader(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
+    paper = get_paper_for_user(request.user, pk)
+    try:
+        page = int(request.GET.get("page", "1"))
+    except ValueError:
+        page = 1
+    page = max(page, 1)
+    if paper.page_count:
+        page = min(page, paper.page_count)
+    return render(request, "papers/reader.html", {"paper": paper, "page": page})
+
+
+@login_required
+@require_GET
+def file(request: AuthenticatedHttpRequest, pk: int) -> FileResponse:
+    paper = get_paper_for_user(request.user, pk)
+    return FileResponse(
+        paper.file.open("rb"),
+        content_type="application/pdf",
+        as_attachment=False,
+        filename=f"{paper.display_title[:100]}.pdf",
+    )

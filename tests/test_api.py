@@ -1,0 +1,177 @@
+"""The REST API: the main flow with a token, JSON errors with stable codes, and the OpenAPI schema."""
+
+from http import HTTPStatus
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
+from rest_framework.test import APIClient
+
+from chat.models import ChatMessage, ProjectChat
+from papers.models import Paper, UserPaper
+from projects.models import Project, ProjectPaper
+from projects.services import add_papers_to_project, create_project
+
+pytestmark = pytest.mark.django_db
+
+
+def pdf_upload(data: bytes, name: str = "paper.pdf") -> SimpleUploadedFile:
+    return SimpleUploadedFile(name, data, content_type="application/pdf")
+
+
+def test_the_main_api_flow_with_a_token(alice, make_pdf):
+    client = APIClient()
+    token = client.post("/api/auth/token/", {"username": "alice", "password": "alice-password-1"}).json()["token"]
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+
+    created = client.post("/api/projects/", {"name": "Sleep", "description": "REM"}, format="json")
+    assert created.status_code == HTTPStatus.CREATED
+    project_id = created.json()["id"]
+    assert created.json()["room"] == 10
+
+    data = make_pdf(["A paper about sleep."])
+    uploaded = client.post("/api/library/", {"file": pdf_upload(data)}, format="multipart")
+    assert uploaded.status_code == HTTPStatus.CREATED
+    paper_id = uploaded.json()["paper"]["id"]
+    again = client.post("/api/library/", {"file": pdf_upload(data)}, format="multipart")
+    assert again.status_code == HTTPStatus.OK
+    assert again.json()["already_in_library"] is True
+    assert [p["id"] for p in client.get("/api/library/").json()] == [paper_id]
+
+    detail = client.get(f"/api/papers/{paper_id}/").json()
+    assert detail["index_status"] == "pending"
+    assert detail["reader_url"] == f"/papers/{paper_id}/read/"
+
+    added = client.post(f"/api/projects/{project_id}/papers/", {"paper_id": paper_id}, format="json")
+    assert added.status_code == HTTPStatus.CREATED
+    second = client.post(
+        f"/api/projects/{project_id}/papers/", {"file": pdf_upload(make_pdf(["Another."]))}, format="multipart"
+    )
+    assert second.status_code == HTTPStatus.CREATED
+    second_id = second.json()["papers"][0]["id"]
+    listed = client.get(f"/api/projects/{project_id}/papers/").json()
+    assert [p["id"] for p in listed] == [paper_id, second_id]
+
+    renamed = client.patch(f"/api/projects/{project_id}/", {"name": "Sleep science"}, format="json")
+    assert renamed.json()["name"] == "Sleep science"
+    assert renamed.json()["description"] == "REM"
+    described = client.patch(f"/api/projects/{project_id}/", {"description": "NREM too"}, format="json")
+    assert (described.json()["name"], described.json()["description"]) == ("Sleep science", "NREM too")
+    assert client.get(f"/api/projects/{project_id}/").json()["paper_count"] == 2
+
+    chat = ProjectChat.objects.create(project_id=project_id)
+    ChatMessage.objects.create(chat=chat, role="user", text="Why sleep?")
+    ChatMessage.objects.create(
+        chat=chat,
+        role="assistant",
+        text="Memory [1].",
+        citations={"1": {"paper_id": paper_id, "title": "Sleep", "page": 1, "text": "..."}},
+    )
+    history = client.get(f"/api/projects/{project_id}/chat/").json()
+    assert [m["role"] for m in history] == ["user", "assistant"]
+    assert history[1]["citations"]["1"]["page"] == 1
+    assert client.delete(f"/api/projects/{project_id}/chat/").status_code == HTTPStatus.NO_CONTENT
+    assert client.get(f"/api/projects/{project_id}/chat/").json() == []
+
+    removed = client.delete(f"/api/projects/{project_id}/papers/{paper_id}/")
+    assert removed.status_code == HTTPStatus.NO_CONTENT
+    assert UserPaper.objects.filter(user=alice, paper_id=paper_id).exists()
+
+    assert client.delete(f"/api/library/{second_id}/").status_code == HTTPStatus.NO_CONTENT
+    assert not ProjectPaper.objects.filter(project_id=project_id).exists()
+
+    assert client.delete(f"/api/projects/{project_id}/").status_code == HTTPStatus.NO_CONTENT
+    assert not Project.objects.filter(pk=project_id).exists()
+    assert Paper.objects.filter(pk=paper_id).exists()
+    assert [p["id"] for p in client.get("/api/projects/").json()] == []
+
+
+def test_adding_past_the_cap_answers_with_a_stable_code_and_adds_nothing(alice, add_paper, api_client_for, settings):
+    settings.PROJECT_MAX_PAPERS = 2
+    project = create_project(owner=alice, name="Small")
+    add_papers_to_project(project=project, papers=[add_paper(alice, title="In")], user=alice)
+    ids = [add_paper(alice, title="A").pk, add_paper(alice, title="B").pk]
+
+    response = api_client_for(alice).post(f"/api/projects/{project.pk}/papers/", {"paper_ids": ids}, format="json")
+
+    assert response.status_code == HTTPStatus.BAD_REQUEST
+    assert response.json() == {
+        "error": {
+            "code": "project_full",
+            "message": "A project holds at most 2 papers; this one has 1, so there is room for 1 more.",
+        }
+    }
+    assert project.project_papers.count() == 1
+
+
+def test_an_upload_to_a_full_project_through_the_api_leaves_the_library_unchanged(
+    alice, add_paper, make_pdf, api_client_for, settings
+):
+    settings.PROJECT_MAX_PAPERS = 1
+    project = create_project(owner=alice, name="Full")
+    add_papers_to_project(project=project, papers=[add_paper(alice)], user=alice)
+
+    response = api_client_for(alice).post(
+        f"/api/projects/{project.pk}/papers/", {"file": pdf_upload(make_pdf(["Extra"]))}, format="multipart"
+    )
+
+    assert response.json()["error"]["code"] == "project_full"
+    assert UserPaper.objects.filter(user=alice).count() == 1
+    assert Paper.objects.count() == 1
+
+
+def test_a_non_pdf_upload_answers_with_a_stable_code(alice, api_client_for):
+    fake = SimpleUploadedFile("x.pdf", b"GIF89a not a pdf", content_type="application/pdf")
+
+    response = api_client_for(alice).post("/api/library/", {"file": fake}, format="multipart")
+
+    assert response.status_code == HTTPStatus.BAD_REQUEST
+    assert response.json()["error"]["code"] == "not_a_pdf"
+
+
+def test_an_oversized_upload_answers_with_a_stable_code(alice, api_client_for, make_pdf, settings):
+    settings.UPLOAD_MAX_BYTES = 64
+
+    response = api_client_for(alice).post("/api/library/", {"file": pdf_upload(make_pdf(["big"]))}, format="multipart")
+
+    assert response.json()["error"]["code"] == "upload_too_large"
+    assert not Paper.objects.exists()
+
+
+def test_adding_papers_needs_exactly_one_of_id_ids_or_file(alice, api_client_for):
+    project = create_project(owner=alice, name="P")
+
+    response = api_client_for(alice).post(f"/api/projects/{project.pk}/papers/", {}, format="json")
+
+    assert response.status_code == HTTPStatus.BAD_REQUEST
+    assert response.json()["error"]["code"] == "invalid"
+
+
+def test_creating_a_project_without_a_name_is_a_validation_error(alice, api_client_for):
+    response = api_client_for(alice).post("/api/projects/", {"description": "no name"}, format="json")
+
+    assert response.status_code == HTTPStatus.BAD_REQUEST
+    assert "name" in response.json()["error"]["fields"]
+
+
+def test_the_api_needs_authentication():
+    response = APIClient().get("/api/projects/")
+
+    # 403 while SessionAuthentication is listed first (it sends no WWW-Authenticate); 401 otherwise.
+    assert response.status_code in (HTTPStatus.UNAUTHORIZED, HTTPStatus.FORBIDDEN)
+    assert response.json()["error"]["code"] == "not_authenticated"
+
+
+def test_the_openapi_schema_validates(tmp_path):
+    target = tmp_path / "schema.yml"
+
+    call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(target))
+
+    schema = target.read_text()
+    for path in ("/api/projects/{id}/papers/", "/api/library/", "/api/projects/{id}/chat/", "/api/auth/token/"):
+        assert path in schema
+
+
+def test_the_schema_and_docs_are_served(client):
+    assert client.get("/api/schema/").status_code == HTTPStatus.OK
+    assert client.get("/api/docs/").status_code == HTTPStatus.OK
