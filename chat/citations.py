@@ -6,6 +6,7 @@
   markers are always the normalised form "[N]".
 - A number not in the reference list is removed, never linked.
 - A reference cited twice in one sentence is kept once there.
+- A marker removed (unknown, or repeated in its sentence) takes its leading space with it.
 
 The parser is pure: it turns text in into text out plus the new reference numbers it saw.
 """
@@ -44,14 +45,18 @@ class CitationStream:
     """Feed streamed text in with `feed`, call `close` at the end; both return `(text, new)`:
     the text safe to show now and the reference numbers cited for the first time in it.
 
-    *valid* holds the reference numbers that exist; anything else is dropped.
+    *valid* holds the reference numbers that exist; anything else is dropped. Trailing spaces are
+    held back until the next visible text, so a marker removed after them can take its space
+    along even when it arrives in a later chunk ("claim " + "[9]." -> "claim.").
     """
 
     valid: set[int]
     cited: list[int] = field(default_factory=list)
     _pending: str = ""
+    _held: str = ""
     _sentence: set[int] = field(default_factory=set)
-    _last_emitted: str = ""
+    _last_plain: str = ""
+    _after_removed: bool = False
 
     def feed(self, chunk: str) -> tuple[str, list[int]]:
         self._pending += chunk
@@ -72,13 +77,32 @@ class CitationStream:
                 new.append(number)
         return "".join(out), new
 
-    def _plain(self, text: str) -> str:
+    def _unshown_ends_with_space(self, out: list[str]) -> bool:
+        unshown = self._held + "".join(out)
+        return unshown.endswith(" ")
+
+    def _strip_unshown_space(self, out: list[str]) -> None:
+        for i in reversed(range(len(out))):
+            out[i] = out[i].rstrip(" ")
+            if out[i]:
+                return
+        self._held = ""
+
+    def _plain(self, text: str, out: list[str]) -> None:
         # A sentence boundary in plain text resets the per-sentence de-duplication.
-        if _SENTENCE_END.search(text) or (text[:1].isspace() and self._last_emitted.endswith((".", "!", "?"))):
+        if _SENTENCE_END.search(text) or (text[:1].isspace() and self._last_plain.endswith((".", "!", "?"))):
             self._sentence = set()
+        if self._after_removed and text:
+            # The marker before this text went: "claim [9]." -> "claim.", "Raft [9] elects" -> "Raft elects".
+            if self._unshown_ends_with_space(out):
+                text = text.lstrip(" ")
+            if text:
+                self._after_removed = False
+                if text[0] in ".,;:!?)":
+                    self._strip_unshown_space(out)
         if text:
-            self._last_emitted = text
-        return text
+            self._last_plain = text
+            out.append(text)
 
     def _drain(self, *, final: bool) -> tuple[str, list[int]]:
         out: list[str] = []
@@ -88,17 +112,18 @@ class CitationStream:
         while True:
             bracket = text.find("[", position)
             if bracket < 0:
-                out.append(self._plain(text[position:]))
+                self._plain(text[position:], out)
                 position = len(text)
                 break
-            out.append(self._plain(text[position:bracket]))
+            self._plain(text[position:bracket], out)
             match = _MARKER.match(text, bracket)
             if match:
                 rendered, fresh = self._render(marker_numbers(match.group(1)))
-                # "[1] [2]": drop the space between markers that were merged or removed.
-                if not rendered and out and out[-1].endswith(" ") and text[match.end() : match.end() + 1] in ".,;:":
-                    out[-1] = out[-1].rstrip(" ")
-                out.append(rendered)
+                if rendered:
+                    out.append(rendered)
+                    self._after_removed = False
+                else:
+                    self._after_removed = True
                 new.extend(fresh)
                 position = match.end()
                 continue
@@ -107,13 +132,19 @@ class CitationStream:
             if could_grow and not final and re.fullmatch(r"\[[\d\s,;\u2013\-and]*", text[bracket:]):
                 position = bracket  # hold back: the marker may finish in the next chunk
                 break
-            out.append(self._plain(text[bracket]))
+            self._plain(text[bracket], out)
             position = bracket + 1
         self._pending = text[position:]
         if final and self._pending:
-            out.append(self._plain(self._pending))
+            self._plain(self._pending, out)
             self._pending = ""
-        return "".join(out), new
+        shown = self._held + "".join(out)
+        if final:
+            self._held = ""
+            return shown, new
+        visible = shown.rstrip(" ")
+        self._held = shown[len(visible) :]
+        return visible, new
 
 
 def parse_citations(text: str, valid: set[int]) -> tuple[str, list[int]]:

@@ -1,8 +1,10 @@
-"""WebSocket consumer of project chat at `/ws/projects/<id>/chat/` (event vocabulary: `chat.events`).
+"""WebSocket consumers of project chat (`/ws/projects/<id>/chat/`) and per-paper chat
+(`/ws/papers/<id>/chat/`); event vocabulary: `chat.events`.
 
 Answer generation runs in an `asyncio` task, because Channels handles one message at a time: a
-stream inside `receive` would block `cancel` and `disconnect`. A new question, a `cancel` frame or
-a disconnect cancels the task; the partial answer is saved as stopped.
+stream inside `receive` would block `cancel` and `disconnect`. A new question, a `cancel` or
+`clear` frame, or a disconnect cancels the task (which closes the chat model's HTTP stream); the
+partial answer is saved as stopped.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import asyncio
 import contextlib
 import json
 import logging
+from contextlib import aclosing
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -21,9 +24,11 @@ from django.http import Http404
 from annotagent.errors import AnnotagentError
 from chat import events
 from chat.models import ChatMessage
-from chat.services import MAX_QUESTION_CHARS, AnswerSession, chat_history
+from chat.paper_chat import PaperAnswerSession, clear_paper_chat, open_paper_chat
+from chat.services import MAX_QUESTION_CHARS, AnswerSession, StreamedAnswer, chat_history, clear_chat
 from indexing.notifications import paper_group, status_event
 from papers.models import Paper
+from papers.services import get_paper_for_user
 from projects.models import Project
 from projects.services import get_project_for_user
 
@@ -31,39 +36,56 @@ logger = logging.getLogger(__name__)
 
 # Without Redis the worker's status events cannot reach this process; poll the database instead.
 STATUS_POLL_SECONDS = 2.0
+# Close code for a chat the user may not open (WebSocket application range 4000-4999).
+CLOSE_NOT_FOUND = 4404
 _MALFORMED = object()
+_FRAMES = ("question", "cancel", "clear")
 
 
-class ProjectChatConsumer(AsyncJsonWebsocketConsumer):
-    project: Project
+class ChatConsumer(AsyncJsonWebsocketConsumer):
+    """What both chats share: frame parsing, the answer task, cancel, clear and history.
+
+    Subclasses implement `access` (authorise in `connect`; False closes), `saved_messages`,
+    `clear`, and `new_session`.
+    """
+
     answer_task: asyncio.Task[None] | None = None
-    poll_task: asyncio.Task[None] | None = None
 
     async def connect(self) -> None:
         user = self.scope.get("user")
-        try:
-            self.project = await database_sync_to_async(get_project_for_user)(
-                user, int(self.scope["url_route"]["kwargs"]["project_id"])
-            )
-        except Http404:
-            await self.close(code=4404)
+        if user is None or not user.is_authenticated:
+            await self.close(code=CLOSE_NOT_FOUND)
             return
-        self.paper_ids = await self._paper_ids()
-        for paper_id in self.paper_ids:
-            await self.channel_layer.group_add(paper_group(paper_id), self.channel_name)
+        try:
+            await self.access()
+        except Http404:
+            await self.close(code=CLOSE_NOT_FOUND)
+            return
         await self.accept()
-        await self.send_json(events.history(await database_sync_to_async(chat_history)(self.project)))
-        if not settings.REDIS_URL:
-            self.poll_task = asyncio.create_task(self._poll_statuses())
+        await self.send_history()
+        await self.connected()
+
+    async def access(self) -> None:
+        """Load what the chat is about for `self.scope["user"]`; raise Http404 if they may not."""
+        raise NotImplementedError
+
+    async def connected(self) -> None:
+        """Hook run after the history is sent."""
+
+    def saved_messages(self) -> list[Any]:
+        raise NotImplementedError
+
+    def clear(self) -> None:
+        raise NotImplementedError
+
+    def new_session(self, question: str) -> StreamedAnswer:
+        raise NotImplementedError
+
+    async def send_history(self) -> None:
+        await self.send_json(events.history(await database_sync_to_async(self.saved_messages)()))
 
     async def disconnect(self, code: int) -> None:
-        for task in (self.answer_task, self.poll_task):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
-        for paper_id in getattr(self, "paper_ids", []):
-            await self.channel_layer.group_discard(paper_group(paper_id), self.channel_name)
+        await self._cancel_answer()
 
     @classmethod
     async def decode_json(cls, text_data: str) -> Any:
@@ -72,14 +94,28 @@ class ProjectChatConsumer(AsyncJsonWebsocketConsumer):
         except ValueError:
             return _MALFORMED
 
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any) -> None:
+        if text_data is None:
+            await self.send_json(events.error("malformed_frame", "Frames must be JSON text."))
+            return
+        await super().receive(text_data=text_data, bytes_data=bytes_data, **kwargs)
+
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
-        if not isinstance(content, dict) or content.get("type") not in ("question", "cancel"):
+        if not isinstance(content, dict) or content.get("type") not in _FRAMES:
             await self.send_json(
-                events.error("malformed_frame", 'Send {"type": "question", "text": ...} or {"type": "cancel"}.')
+                events.error(
+                    "malformed_frame",
+                    'Send {"type": "question", "text": ...}, {"type": "cancel"} or {"type": "clear"}.',
+                )
             )
             return
         if content["type"] == "cancel":
             await self._cancel_answer()
+            return
+        if content["type"] == "clear":
+            await self._cancel_answer()
+            await database_sync_to_async(self.clear)()
+            await self.send_history()
             return
         text = content.get("text")
         if not isinstance(text, str) or not text.strip():
@@ -91,7 +127,7 @@ class ProjectChatConsumer(AsyncJsonWebsocketConsumer):
             )
             return
         await self._cancel_answer()
-        self.answer_task = asyncio.create_task(self._answer(text.strip()))
+        self.answer_task = asyncio.create_task(self._answer(self.new_session(text.strip())))
 
     async def _cancel_answer(self) -> None:
         task, self.answer_task = self.answer_task, None
@@ -100,11 +136,13 @@ class ProjectChatConsumer(AsyncJsonWebsocketConsumer):
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
-    async def _answer(self, question: str) -> None:
-        session = AnswerSession(project=self.project, user=self.scope["user"], question=question)
+    async def _answer(self, session: StreamedAnswer) -> None:
         try:
-            async for event in session.events():
-                await self.send_json(event)
+            # aclosing: a cancel while a send is pending still closes the session's generators, and
+            # with them the chat model's HTTP stream.
+            async with aclosing(session.events()) as stream:
+                async for event in stream:
+                    await self.send_json(event)
         except asyncio.CancelledError:
             message = await session.save(state=ChatMessage.State.STOPPED)
             with contextlib.suppress(Exception):
@@ -115,12 +153,53 @@ class ProjectChatConsumer(AsyncJsonWebsocketConsumer):
             if session.saved is not None:
                 await self.send_json(events.answer_done(session.saved))
         except Exception:
-            logger.exception("Answering in project %s failed", self.project.pk)
+            logger.exception("Answering in %s failed", self.scope["path"])
             await self.send_json(events.error("internal_error", "Something went wrong while answering."))
+            if session.saved is not None:
+                await self.send_json(events.answer_done(session.saved))
+
+
+class ProjectChatConsumer(ChatConsumer):
+    """The project's rolling chat, plus live `paper.status` events of the project's papers."""
+
+    project: Project
+    paper_ids: list[int]
+    poll_task: asyncio.Task[None] | None = None
+
+    async def access(self) -> None:
+        self.project = await database_sync_to_async(get_project_for_user)(
+            self.scope["user"], int(self.scope["url_route"]["kwargs"]["project_id"])
+        )
+        self.paper_ids = await self._paper_ids()
+        for paper_id in self.paper_ids:
+            await self.channel_layer.group_add(paper_group(paper_id), self.channel_name)
+
+    async def connected(self) -> None:
+        if not settings.REDIS_URL:
+            self.poll_task = asyncio.create_task(self._poll_statuses())
+
+    def saved_messages(self) -> list[ChatMessage]:
+        return chat_history(self.project)
+
+    def clear(self) -> None:
+        clear_chat(project=self.project)
+
+    def new_session(self, question: str) -> StreamedAnswer:
+        return AnswerSession(project=self.project, user=self.scope["user"], question=question)
+
+    async def disconnect(self, code: int) -> None:
+        await super().disconnect(code)
+        if self.poll_task is not None:
+            self.poll_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self.poll_task
+        for paper_id in getattr(self, "paper_ids", []):
+            await self.channel_layer.group_discard(paper_group(paper_id), self.channel_name)
 
     async def paper_status(self, event: dict[str, Any]) -> None:
         """Forward a `paper.status` group message to the browser."""
-        await self.send_json({k: event[k] for k in ("type", "paper_id", "status", "error", "chunk_count")})
+        fields = ("type", "paper_id", "status", "error", "chunk_count", "progress")
+        await self.send_json({k: event.get(k) for k in fields})
 
     @database_sync_to_async
     def _paper_ids(self) -> list[int]:
@@ -143,3 +222,23 @@ class ProjectChatConsumer(AsyncJsonWebsocketConsumer):
                     paper = Paper(pk=paper_id, index_status=state[0], index_error=state[1], chunk_count=state[2])
                     await self.send_json(dict(status_event(paper)))
             known = current
+
+
+class PaperChatConsumer(ChatConsumer):
+    """The user's private chat on one paper of their library."""
+
+    paper: Paper
+
+    async def access(self) -> None:
+        self.paper = await database_sync_to_async(get_paper_for_user)(
+            self.scope["user"], int(self.scope["url_route"]["kwargs"]["paper_id"])
+        )
+
+    def saved_messages(self) -> list[dict[str, Any]]:
+        return list(open_paper_chat(user=self.scope["user"], paper=self.paper).messages)
+
+    def clear(self) -> None:
+        clear_paper_chat(user=self.scope["user"], paper=self.paper)
+
+    def new_session(self, question: str) -> StreamedAnswer:
+        return PaperAnswerSession(user=self.scope["user"], paper=self.paper, question=question)

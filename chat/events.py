@@ -1,27 +1,40 @@
-"""The WebSocket event vocabulary of project chat (server -> client JSON objects).
+"""The WebSocket event vocabulary of project chat (`/ws/projects/<id>/chat/`) and per-paper chat
+(`/ws/papers/<id>/chat/`); both speak it.
 
-Client -> server: `{"type": "question", "text": str}`, `{"type": "cancel"}`.
+Client -> server:
+- `{"type": "question", "text": str}`: ask (cancels an answer still streaming, which is saved as stopped).
+- `{"type": "cancel"}`: stop the answer being streamed; it is saved as stopped and `answer.done` follows.
+- `{"type": "clear"}`: stop any answer and delete the thread; a `history` event with no messages follows.
+Anything else gets an `error` event (code `malformed_frame`); the connection stays open.
+
 Server -> client:
-- `history`: `{"messages": [Message]}`, on connect (a reconnect re-renders from it).
+- `history`: `{"messages": [Message]}`, on connect (a reconnect re-renders from it) and after `clear`.
 - `answer.start`: `{"extractive": bool, "indexing": [title]}`; *indexing* names papers not yet searchable.
-- `answer.delta`: `{"text": str}`; markers already normalised to `[N]`, unknown numbers removed.
+- `answer.delta`: `{"text": str}`; markers already normalised to `[N]`, unknown numbers removed. Text is
+  plain text (paper and model text verbatim, never HTML): the client must insert it as text.
 - `answer.citation`: `{"n", "paper_id", "title", "page", "url", "text"}`, before the first delta citing n.
+  In per-paper chat `n` is a page number: `[N]` cites page N of the paper.
 - `answer.done`: `{"message": Message}`, the saved turn (state complete, stopped or failed).
 - `error`: `{"code": str, "message": str}`; the connection stays open.
-- `paper.status`: `{"paper_id", "status", "error", "chunk_count"}`.
+- `paper.status`: `{"paper_id", "status", "error", "chunk_count", "progress"}` (project chat only);
+  *progress* is the percentage of a running build, else null.
 Message: `{"id", "role", "text", "citations": {"N": {"paper_id","title","page","text"}}, "state",
 "extractive", "created_at"}`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from chat.models import ChatMessage
 from indexing.retrieval import Reference
 
 
-def message_json(message: ChatMessage) -> dict[str, Any]:
+def message_json(message: ChatMessage | Mapping[str, Any]) -> dict[str, Any]:
+    """A Message: from a project chat row, or a per-paper chat message (already in this shape)."""
+    if isinstance(message, Mapping):
+        return dict(message)
     return {
         "id": message.pk,
         "role": message.role,
@@ -33,7 +46,7 @@ def message_json(message: ChatMessage) -> dict[str, Any]:
     }
 
 
-def history(messages: list[ChatMessage]) -> dict[str, Any]:
+def history(messages: Sequence[ChatMessage | Mapping[str, Any]]) -> dict[str, Any]:
     return {"type": "history", "messages": [message_json(m) for m in messages]}
 
 
@@ -49,7 +62,7 @@ def answer_citation(reference: Reference) -> dict[str, Any]:
     return {"type": "answer.citation", "n": reference.n, "url": reference.url, **reference.as_citation()}
 
 
-def answer_done(message: ChatMessage) -> dict[str, Any]:
+def answer_done(message: ChatMessage | Mapping[str, Any]) -> dict[str, Any]:
     return {"type": "answer.done", "message": message_json(message)}
 
 

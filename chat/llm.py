@@ -8,12 +8,14 @@ OpenAI-compatible server). Project chat uses `OPENAI_PROJECT_CHAT_MODEL`, fallin
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from functools import cache
-from typing import Any
+from typing import Any, cast
 
 import openai
 from django.conf import settings
+from openai import AsyncStream
+from openai.types.chat import ChatCompletionChunk, ChatCompletionMessageParam
 
 from annotagent.errors import ServiceUnavailableError
 
@@ -60,18 +62,19 @@ def complete(prompt: str, *, model: str, max_tokens: int = 200) -> str:
     return response.choices[0].message.content or ""
 
 
-async def stream_chat(messages: list[dict[str, str]], *, model: str) -> AsyncIterator[str]:
+async def stream_chat(messages: list[dict[str, str]], *, model: str) -> AsyncGenerator[str, None]:
     """Stream the answer to *messages* (OpenAI chat format) as text pieces.
 
-    Cancelling the consuming task closes the HTTP stream, which cancels generation on the server.
-    Raises ChatModelError when the model cannot be reached or fails mid-stream.
+    Cancelling the consuming task, or closing this generator (`contextlib.aclosing`), closes the
+    HTTP stream, which cancels generation on the server. Raises ChatModelError when the model cannot
+    be reached or fails mid-stream.
     """
     try:
-        stream = await get_async_openai_client().chat.completions.create(
+        stream: AsyncStream[ChatCompletionChunk] = await get_async_openai_client().chat.completions.create(
             model=model,
-            messages=messages,
+            messages=cast("list[ChatCompletionMessageParam]", messages),
             stream=True,
-            temperature=0.1,  # type: ignore[arg-type]
+            temperature=0.1,
         )
     except openai.OpenAIError as exc:
         raise ChatModelError(f"The chat model {model} failed: {exc}") from exc

@@ -2,26 +2,29 @@
 
 `AnswerSession.events()` yields the WebSocket event vocabulary (documented in `chat.events`); the
 consumer only forwards them. `answer_question` is the synchronous form used by `manage.py ask`.
+`StreamedAnswer` holds what project chat and per-paper chat (`chat.paper_chat`) share: the citation
+parsing of the stream, the partial answer, and saving it exactly once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from chat import events, llm
 from chat.citations import CitationStream
 from chat.extractive import candidate_sentences, compose_extractive_answer
 from chat.models import ChatMessage, ProjectChat
-from chat.prompts import REFUSAL, Turn, build_messages, trim_history
+from chat.prompts import REFUSAL, Turn, answered_turns, build_messages, trim_history
 from indexing.chunking import count_tokens
 from indexing.embeddings import embed_query, get_embedder
 from indexing.retrieval import Reference, Retrieval, retrieve_passages
@@ -30,6 +33,8 @@ from projects.models import Project
 MAX_QUESTION_CHARS = 4000
 # Extractive answers quote sentences at least this similar to the question (cosine).
 EXTRACTIVE_MIN_SENTENCE_SCORE = 0.2
+# History is read newest first up to this many messages before the token budget trims it further.
+HISTORY_READ_LIMIT = 60
 
 
 def get_or_create_chat(project: Project) -> ProjectChat:
@@ -49,14 +54,23 @@ def clear_chat(*, project: Project) -> int:
     return deleted
 
 
-def _history_turns(project: Project) -> list[Turn]:
-    turns = [
-        Turn(role=m.role, text=m.text)
-        for m in ChatMessage.objects.filter(chat__project=project, state=ChatMessage.State.COMPLETE).order_by(
-            "-created_at", "-pk"
-        )[:40]
-    ]
-    turns.reverse()
+def trim_chat(*, project: Project, keep: int | None = None) -> int:
+    """Delete all but the newest *keep* messages (default `PROJECT_CHAT_MAX_MESSAGES`) of
+    *project*'s chat: the thread's growth bound. Returns how many went."""
+    keep = settings.PROJECT_CHAT_MAX_MESSAGES if keep is None else keep
+    messages = ChatMessage.objects.filter(chat__project=project)
+    newest = list(messages.order_by("-created_at", "-pk").values_list("pk", flat=True)[:keep])
+    deleted, _ = messages.exclude(pk__in=newest).delete()
+    return deleted
+
+
+def history_turns(project: Project) -> list[Turn]:
+    """The answered turns of *project*'s chat that fit `PROJECT_CHAT_HISTORY_TOKENS`, oldest first."""
+    recent = list(ChatMessage.objects.filter(chat__project=project).order_by("-created_at", "-pk")[:HISTORY_READ_LIMIT])
+    recent.reverse()
+    turns = answered_turns(
+        [Turn(role=m.role, text=m.text, complete=m.state == ChatMessage.State.COMPLETE) for m in recent]
+    )
     return trim_history(turns, budget_tokens=settings.PROJECT_CHAT_HISTORY_TOKENS, count_tokens=count_tokens)
 
 
@@ -65,59 +79,63 @@ def _retrieve(project: Project, question: str) -> Retrieval:
     return retrieve_passages(papers=papers, question=question)
 
 
-def extractive_answer(question: str, references: list[Reference]) -> str:
-    """Compose the extractive answer for *references*; the refusal text when nothing qualifies."""
+def extractive_answer(question: str, references: list[Reference], *, refusal: str = REFUSAL) -> str:
+    """Compose the extractive answer for *references*; *refusal* when no sentence qualifies."""
     sentences = candidate_sentences(references)
     if not sentences:
-        return REFUSAL
+        return refusal
     scores = get_embedder().embed([s.text for s in sentences]) @ embed_query(question)
-    return compose_extractive_answer(sentences, scores, min_score=EXTRACTIVE_MIN_SENTENCE_SCORE) or REFUSAL
+    return compose_extractive_answer(sentences, scores, min_score=EXTRACTIVE_MIN_SENTENCE_SCORE) or refusal
 
 
-@dataclass
-class AnswerSession:
-    """One question being answered. Holds the partial answer so a cancelled session can still be
-    saved (`save(state=...)`)."""
+def words(text: str) -> list[str]:
+    """Split *text* into stream pieces (a word with its following space)."""
+    return re.findall(r"\S+\s*|\s+", text)
 
-    project: Project
-    user: AbstractBaseUser
+
+@dataclass(kw_only=True)
+class StreamedAnswer:
+    """One question being answered, as a stream of events. Subclasses supply `_prepare` (save the
+    question, find the references, return the `answer.start` event), `_pieces` (the raw answer
+    text) and `_save_answer`.
+
+    Holds the partial answer so a cancelled session can still be saved (`save(state=...)`); the
+    answer is saved exactly once, even when a cancel arrives while the final save is running.
+    """
+
     question: str
     text: str = ""
     references: dict[int, Reference] = field(default_factory=dict)
     cited: list[int] = field(default_factory=list)
     extractive: bool = False
-    saved: ChatMessage | None = None
+    saved: Any = None
+    _saving: asyncio.Future[Any] | None = field(default=None, init=False, repr=False)
 
-    async def events(self) -> AsyncIterator[dict[str, Any]]:
+    async def events(self) -> AsyncGenerator[dict[str, Any], None]:
         """Yield `answer.start`, `answer.delta` and `answer.citation` events, then `answer.done`.
 
         Raises AnnotagentError subclasses (chunk index, embedding or chat model failures); the
-        partial answer is saved as failed first.
+        partial answer is saved as failed first. Cancellation propagates (the caller saves the
+        partial answer as stopped); closing the generator closes the model's stream.
         """
         try:
-            async for event in self._generate():
-                yield event
-        except asyncio.CancelledError:
-            raise
+            async with aclosing(self._generate()) as stream:
+                async for event in stream:
+                    yield event
         except Exception:
             await self.save(state=ChatMessage.State.FAILED)
             raise
         message = await self.save(state=ChatMessage.State.COMPLETE)
         yield events.answer_done(message)
 
-    async def _generate(self) -> AsyncIterator[dict[str, Any]]:
-        await sync_to_async(self._save_question)()
-        retrieval = await sync_to_async(_retrieve)(self.project, self.question)
-        self.references = {ref.n: ref for ref in retrieval.references}
-        self.extractive = not llm.chat_model_configured()
-        yield events.answer_start(extractive=self.extractive, indexing=retrieval.indexing)
+    async def _generate(self) -> AsyncGenerator[dict[str, Any], None]:
+        yield await self._prepare()
         parser = CitationStream(valid=set(self.references))
-        async for piece in self._pieces(retrieval):
-            text, new = parser.feed(piece)
-            for event in self._emit(text, new):
-                yield event
-        text, new = parser.close()
-        for event in self._emit(text, new):
+        async with aclosing(self._pieces()) as pieces:
+            async for piece in pieces:
+                for event in self._emit(*parser.feed(piece)):
+                    yield event
+        for event in self._emit(*parser.close()):
             yield event
 
     def _emit(self, text: str, new: list[int]) -> list[dict[str, Any]]:
@@ -130,55 +148,83 @@ class AnswerSession:
             out.append(events.answer_delta(text))
         return out
 
-    async def _pieces(self, retrieval: Retrieval) -> AsyncIterator[str]:
+    async def save(self, *, state: str) -> Any:
+        """Save the (possibly partial) answer with its citation map, once; later calls return the
+        first save's message whatever *state* they ask for."""
+        if self._saving is None:
+            self._saving = asyncio.ensure_future(sync_to_async(self._save_answer)(state))
+        # Shielded: a cancel arriving mid-save must not leave the answer half-saved or saved twice.
+        self.saved = await asyncio.shield(self._saving)
+        return self.saved
+
+    def citation_map(self) -> dict[str, dict[str, object]]:
+        """`{"N": citation}` for every reference cited so far, saved with the message."""
+        return {str(n): self.references[n].as_citation() for n in self.cited}
+
+    async def _prepare(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _pieces(self) -> AsyncGenerator[str, None]:
+        raise NotImplementedError
+
+    def _save_answer(self, state: str) -> Any:
+        raise NotImplementedError
+
+
+@dataclass(kw_only=True)
+class AnswerSession(StreamedAnswer):
+    """A question to a project's chat: retrieval over the project's ready papers, then the project
+    chat model (`OPENAI_PROJECT_CHAT_MODEL`, else `OPENAI_CHAT_MODEL`) or the extractive answerer."""
+
+    project: Project
+    user: User
+    retrieval: Retrieval | None = None
+
+    async def _prepare(self) -> dict[str, Any]:
+        await sync_to_async(self._save_question)()
+        self.retrieval = await sync_to_async(_retrieve)(self.project, self.question)
+        self.references = {ref.n: ref for ref in self.retrieval.references}
+        self.extractive = not llm.chat_model_configured()
+        return events.answer_start(extractive=self.extractive, indexing=self.retrieval.indexing)
+
+    async def _pieces(self) -> AsyncGenerator[str, None]:
+        retrieval = self.retrieval
+        assert retrieval is not None
         if not retrieval.references:
             answer = REFUSAL
             if retrieval.indexing and not retrieval.searched_papers:
                 answer = "None of this project's papers is ready to search yet; ask again once indexing finishes."
-            for word in _words(answer):
+            for word in words(answer):
                 yield word
             return
         if self.extractive:
             answer = await sync_to_async(extractive_answer)(self.question, retrieval.references)
-            for word in _words(answer):
+            for word in words(answer):
                 yield word
                 await asyncio.sleep(0)
             return
-        history = await sync_to_async(_history_turns)(self.project)
-        # The question just saved is not history: drop it if the trim kept it.
-        if history and history[-1].role == "user" and history[-1].text == self.question:
-            history = history[:-1]
+        history = await sync_to_async(history_turns)(self.project)
         messages = build_messages(question=self.question, references=retrieval.references, history=history)
-        async for piece in llm.stream_chat(messages, model=llm.configured_chat_model(project=True)):
-            yield piece
+        async with aclosing(llm.stream_chat(messages, model=llm.configured_chat_model(project=True))) as stream:
+            async for piece in stream:
+                yield piece
 
     def _save_question(self) -> None:
         chat = get_or_create_chat(self.project)
         ChatMessage.objects.create(chat=chat, author=self.user, role=ChatMessage.Role.USER, text=self.question)
 
-    async def save(self, *, state: str) -> ChatMessage:
-        """Save the (possibly partial) answer with its citation map, once."""
-        if self.saved is None:
-            self.saved = await sync_to_async(self._save_answer)(state)
-        return self.saved
-
     def _save_answer(self, state: str) -> ChatMessage:
-        chat = get_or_create_chat(self.project)
-        citations = {str(n): self.references[n].as_citation() for n in self.cited}
-        message = ChatMessage.objects.create(
-            chat=chat,
-            role=ChatMessage.Role.ASSISTANT,
-            text=self.text,
-            citations=citations,
-            state=state,
-            extractive=self.extractive,
-        )
+        with transaction.atomic():
+            message = ChatMessage.objects.create(
+                chat=get_or_create_chat(self.project),
+                role=ChatMessage.Role.ASSISTANT,
+                text=self.text,
+                citations=self.citation_map(),
+                state=state,
+                extractive=self.extractive,
+            )
+            trim_chat(project=self.project)
         return message
-
-
-def _words(text: str) -> list[str]:
-    """Split *text* into stream pieces (a word with its following space)."""
-    return re.findall(r"\S+\s*|\s+", text)
 
 
 @dataclass(frozen=True)
@@ -188,7 +234,7 @@ class Answer:
     extractive: bool
 
 
-def answer_question(*, project: Project, user: AbstractBaseUser, question: str) -> Answer:
+def answer_question(*, project: Project, user: User, question: str) -> Answer:
     """Answer *question* synchronously (for commands): the saved text and the cited references,
     in order of first citation."""
     session = AnswerSession(project=project, user=user, question=question)

@@ -80,7 +80,7 @@ class OpenAIStub:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 if stub.fail_status:
@@ -91,8 +91,18 @@ class OpenAIStub:
                     if stub.on_embedding is not None:
                         stub.on_embedding(body)
                     inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
-                    data = [{"object": "embedding", "index": i, "embedding": stub.embed(t)} for i, t in enumerate(inputs)]
-                    self._json(200, {"object": "list", "data": data, "model": body["model"], "usage": {"prompt_tokens": 1, "total_tokens": 1}})
+                    data = [
+                        {"object": "embedding", "index": i, "embedding": stub.embed(t)} for i, t in enumerate(inputs)
+                    ]
+                    self._json(
+                        200,
+                        {
+                            "object": "list",
+                            "data": data,
+                            "model": body["model"],
+                            "usage": {"prompt_tokens": 1, "total_tokens": 1},
+                        },
+                    )
                     return
                 stub.requests.append(body)
                 text = stub._reply_text(body.get("messages", []))

@@ -1,23 +1,30 @@
-"""`manage.py ask --user USERNAME --project NAME "QUESTION" [--json]`."""
+"""`manage.py ask --user USERNAME --project NAME "QUESTION" [--json] [--mode hybrid|dense|lexical]`."""
 
 import json
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.test.utils import override_settings
 
 from chat.services import answer_question
+from indexing.retrieval import MODES
 from projects.models import Project
 
 
 class Command(BaseCommand):
-    help = "Ask a project a question; print the answer and its references (or JSON with --json)."
+    help = (
+        "Ask a project a question; print the answer and its references (or JSON with --json, where each "
+        "reference also shows its dense rank, lexical rank and fused score)."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("question")
         parser.add_argument("--user", required=True)
         parser.add_argument("--project", required=True, help="project name")
-        parser.add_argument("--json", action="store_true", help="print {answer, references} as JSON")
+        parser.add_argument("--json", action="store_true", help="print {answer, mode, references} as JSON")
+        parser.add_argument("--mode", choices=MODES, help="retrieval mode (default: the RETRIEVAL_MODE setting)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         user = get_user_model().objects.filter(username=options["user"]).first()
@@ -26,13 +33,17 @@ class Command(BaseCommand):
         project = Project.objects.for_user(user).filter(name=options["project"]).first()
         if project is None:
             raise CommandError(f"{options['user']} has no project named {options['project']!r}.")
-        answer = answer_question(project=project, user=user, question=options["question"])
+        mode = options["mode"] or settings.RETRIEVAL_MODE
+        # The answer workflow reads the mode from settings; the flag is this invocation's setting.
+        with override_settings(RETRIEVAL_MODE=mode):
+            answer = answer_question(project=project, user=user, question=options["question"])
         references = [
             {"n": ref.n, "paper_id": ref.paper_id, "title": ref.title, "page": ref.page, "text": ref.text}
+            | ref.ranking()
             for ref in answer.references
         ]
         if options["json"]:
-            self.stdout.write(json.dumps({"answer": answer.text, "references": references}, indent=2))
+            self.stdout.write(json.dumps({"answer": answer.text, "mode": mode, "references": references}, indent=2))
             return
         self.stdout.write(answer.text + "\n")
         for ref in references:

@@ -1,0 +1,76 @@
+"""`manage.py ask`: the answer, its references and, with --json, why each reference was chosen.
+
+The answer runs in an event loop whose database work happens on another thread, so these tests
+commit (`transaction=True`) for that thread to see the data.
+"""
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from indexing.services import index_paper
+from papers.services import add_paper_to_library
+from projects.services import add_papers_to_project, create_project
+
+PAGES = [
+    "Raft elects a leader with randomized election timeouts. The leader replicates its log entries to the "
+    "followers and commits an entry once a majority of servers has stored it.",
+    "Chubby grants the master a lease. Clients keep their sessions alive with KeepAlive calls to the master, "
+    "and the lease is renewed as long as the master wins a majority of the replicas.",
+]
+
+
+@pytest.fixture
+def project(alice, make_pdf, chunk_store, settings):
+    """alice's project "Consensus" holding one indexed two-page paper."""
+    settings.CONTEXTUAL_BLURBS = "heuristic"
+    paper = add_paper_to_library(user=alice, data=make_pdf(PAGES), filename="c.pdf", queue_indexing=False).paper
+    paper.title = "Consensus notes"
+    paper.save()
+    index_paper(paper_id=paper.pk)
+    project = create_project(owner=alice, name="Consensus")
+    add_papers_to_project(project=project, papers=[paper], user=alice)
+    return project
+
+
+def ask(*args: str) -> dict:
+    out = StringIO()
+    call_command("ask", *args, "--user", "alice", "--project", "Consensus", "--json", stdout=out)
+    return json.loads(out.getvalue())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_ask_json_shows_each_references_ranks_and_fused_score(project):
+    result = ask("How does Raft elect a leader with randomized election timeouts?")
+    assert result["mode"] == "hybrid"
+    assert result["references"]
+    for reference in result["references"]:
+        assert {"n", "paper_id", "title", "page", "text"} <= reference.keys()
+        assert {"dense_rank", "lexical_rank", "fused_score", "cosine_similarity", "bm25"} <= reference.keys()
+    first = result["references"][0]
+    assert first["page"] == 1
+    assert first["dense_rank"] == 1 and first["lexical_rank"] == 1
+    assert first["fused_score"] == pytest.approx(2 / 61)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_ask_in_dense_mode_has_no_lexical_ranks_or_fused_scores(project):
+    result = ask("How does Raft elect a leader?", "--mode", "dense")
+    assert result["mode"] == "dense"
+    assert result["references"]
+    assert all(ref["lexical_rank"] is None and ref["fused_score"] is None for ref in result["references"])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_ask_in_lexical_mode_has_no_dense_ranks(project):
+    result = ask("KeepAlive lease", "--mode", "lexical")
+    assert result["references"]
+    assert all(ref["dense_rank"] is None and ref["bm25"] > 0 for ref in result["references"])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_ask_refuses_an_unknown_mode(project):
+    with pytest.raises(CommandError):
+        ask("leader", "--mode", "sparse")

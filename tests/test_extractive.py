@@ -1,0 +1,66 @@
+"""The extractive answerer (no chat model): sentences quoted from passages, each cited."""
+
+import numpy as np
+import pytest
+
+from chat.citations import parse_citations
+from chat.extractive import SENTENCES_PER_PAPER, candidate_sentences, compose_extractive_answer
+from chat.prompts import REFUSAL
+from chat.services import answer_question
+from indexing.retrieval import Reference
+
+
+def reference(n: int, paper_id: int, text: str, title: str = "Raft") -> Reference:
+    return Reference(n=n, paper_id=paper_id, title=title, page=n, text=text, score=0.9)
+
+
+def test_candidate_sentences_are_whole_sentences_with_hyphenation_joined():
+    ref = reference(
+        1, 1, "ends mid-way. A follower that hears no heart-\nbeat becomes a candidate in the next term. Ok."
+    )
+    assert [s.text for s in candidate_sentences([ref])] == [
+        "A follower that hears no heart-beat becomes a candidate in the next term."
+    ]
+
+
+def test_the_answer_quotes_the_best_sentences_per_paper_with_their_markers():
+    refs = [
+        reference(1, 1, "Raft elects one leader for every term of the cluster. Logs are replicated by the leader."),
+        reference(2, 2, "Paxos chooses a value once a majority of acceptors accept it.", title="Paxos"),
+    ]
+    sentences = candidate_sentences(refs)
+    answer = compose_extractive_answer(sentences, np.array([0.9, 0.5, 0.8]), min_score=0.2)
+    assert "- Raft: “Raft elects one leader for every term of the cluster.” [1]" in answer
+    assert "- Paxos: “Paxos chooses a value once a majority of acceptors accept it.” [2]" in answer
+    _, cited = parse_citations(answer, valid={1, 2})
+    assert cited == [1, 2]
+
+
+def test_no_sentence_over_the_threshold_gives_no_answer():
+    sentences = candidate_sentences([reference(1, 1, "Raft elects one leader for every term of the cluster.")])
+    assert compose_extractive_answer(sentences, np.array([0.1]), min_score=0.2) == ""
+
+
+def test_each_paper_contributes_at_most_a_few_sentences():
+    text = " ".join(f"Sentence number {i} talks about leader election in Raft." for i in range(6))
+    sentences = candidate_sentences([reference(1, 1, text)])
+    answer = compose_extractive_answer(sentences, np.linspace(0.9, 0.5, len(sentences)), min_score=0.2)
+    assert answer.count("[1]") == SENTENCES_PER_PAPER
+
+
+@pytest.mark.django_db(transaction=True)
+def test_without_a_chat_model_the_project_answers_extractively_from_several_papers(indexed_project, alice):
+    answer = answer_question(
+        project=indexed_project, user=alice, question="How is a leader elected and how is a value chosen?"
+    )
+    assert answer.extractive
+    assert {ref.title for ref in answer.references} == {"Raft", "Paxos"}
+    for ref in answer.references:
+        assert f"[{ref.n}]" in answer.text
+
+
+@pytest.mark.django_db(transaction=True)
+def test_without_a_chat_model_an_unrelated_question_is_refused_without_citations(indexed_project, alice):
+    answer = answer_question(project=indexed_project, user=alice, question="Best sourdough hydration for rye bread?")
+    assert answer.text == REFUSAL
+    assert answer.references == []

@@ -1,0 +1,101 @@
+"""Ingest of a real paper from ../shared/papers into the embedded MongoDB-wire server, read back
+with pymongo; then `ask` answers from it with the right page."""
+
+import io
+import json
+
+import numpy as np
+import pytest
+from bson.binary import Binary, BinaryVectorDtype
+from django.core.management import call_command
+
+from indexing.pdf import extract_text
+from papers.models import Paper
+from projects.models import Project
+from tests.conftest import shared_paper
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+PAXOS = "consensus/paxos-made-simple.pdf"
+
+
+@pytest.fixture
+def ingested(alice, chunk_store):
+    """Paxos Made Simple, ingested by the operator command into alice's project "Consensus"."""
+    call_command(
+        "ingest_papers", str(shared_paper(PAXOS)), "--user", "alice", "--project", "Consensus", stdout=io.StringIO()
+    )
+    return Paper.objects.get()
+
+
+def chunks_of(collection, paper: Paper) -> list[dict]:
+    return list(collection.find({"paperId": paper.pk}).sort("chunkIndex", 1))
+
+
+def test_an_ingested_paper_is_ready_with_its_page_count_and_metadata(ingested, alice):
+    assert ingested.index_status == Paper.IndexStatus.READY
+    assert ingested.page_count == 14
+    assert "Paxos Made Simple" in ingested.display_title
+    assert Project.objects.get(owner=alice, name="Consensus").papers.get() == ingested
+
+
+def test_chunks_record_the_physical_page_they_start_on(ingested, chunk_store):
+    chunks = chunks_of(chunk_store, ingested)
+    assert len(chunks) == ingested.chunk_count > 10
+
+    def page_of(phrase: str) -> int:
+        return next(c["pageNumber"] for c in chunks if phrase in " ".join(c["text"].split()))
+
+    # Physical pages, not printed ones: the introduction is printed as page 1 but is the 4th sheet.
+    assert page_of("The Paxos algorithm, when presented in plain English, is very simple.") == 2
+    assert page_of("has been regarded as difficult to understand") == 4
+    assert [c["pageNumber"] for c in chunks] == sorted(c["pageNumber"] for c in chunks)
+    assert {c["pageNumber"] for c in chunks} <= set(range(1, 15))
+
+
+def test_ligatures_are_normalised_so_fi_searches_as_fi(alice, chunk_store):
+    call_command("ingest_papers", str(shared_paper("storage/gfs.pdf")), "--user", "alice", stdout=io.StringIO())
+    text = " ".join(c["text"] for c in chunk_store.find({"paperId": Paper.objects.get().pk}))
+    assert "\ufb01" not in text
+    assert "file" in text
+
+
+def test_pymongo_reads_the_chunk_records_back_from_the_embedded_server(ingested, chunk_store):
+    document = chunk_store.find_one({"paperId": ingested.pk, "chunkIndex": 0})
+    assert set(document) >= {
+        "paperId",
+        "chunkIndex",
+        "pageNumber",
+        "text",
+        "contextualBlurb",
+        "embedding",
+        "embeddingModel",
+    }
+    assert document["embeddingModel"] == ingested.embedding_model
+    assert isinstance(document["embedding"], Binary)
+    assert document["embedding"].subtype == 9
+    vector = np.array(document["embedding"].as_vector(BinaryVectorDtype.FLOAT32).data, dtype=np.float32)
+    assert vector.shape == (384,)
+    assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-3
+    assert "paperId" in chunk_store.index_information()
+
+
+def test_ingesting_the_same_file_again_skips_it_and_keeps_one_set_of_chunks(ingested, chunk_store):
+    before = chunk_store.count_documents({"paperId": ingested.pk})
+    out = io.StringIO()
+    call_command("ingest_papers", str(shared_paper(PAXOS)), "--user", "alice", "--project", "Consensus", stdout=out)
+    assert Paper.objects.count() == 1
+    assert chunk_store.count_documents({"paperId": ingested.pk}) == before
+
+
+def test_ask_right_after_ingest_cites_a_page_that_contains_the_cited_passage(ingested, chunk_store):
+    out = io.StringIO()
+    question = "What must happen before a value is chosen by the acceptors?"
+    call_command("ask", "--user", "alice", "--project", "Consensus", "--json", question, stdout=out)
+    result = json.loads(out.getvalue())
+    assert result["references"]
+    pages = extract_text(shared_paper(PAXOS)).pages
+    for reference in result["references"]:
+        assert f"[{reference['n']}]" in result["answer"]
+        assert reference["title"] == ingested.display_title
+        assert reference["text"] in pages[reference["page"] - 1]
