@@ -14,7 +14,7 @@ import os
 import threading
 from collections.abc import Sequence
 from functools import cache
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 from django.conf import settings
@@ -55,7 +55,7 @@ class LocalEmbedder:
 
     def __init__(self) -> None:
         self.model_name = settings.LOCAL_EMBED_MODEL
-        self._model = None
+        self._model: Any = None
         self._lock = threading.Lock()
 
     def _load(self):  # type: ignore[no-untyped-def]

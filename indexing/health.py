@@ -145,11 +145,13 @@ def _check_missing_chunks(
 def _check_other_models(
     health: IndexHealth, by_paper: dict, papers: dict[int, Paper], model: str, *, fix: bool
 ) -> None:
-    mixed, superseded = [], []
+    mixed: list[tuple[Paper, list[str]]] = []
+    superseded: list[tuple[Paper, list[str]]] = []
     for pid, groups in by_paper.items():
-        paper = papers.get(pid)
-        if paper is None:
+        owner = papers.get(pid)
+        if owner is None:
             continue
+        paper = owner
         current = {chunk_model for (version, chunk_model) in groups if version == paper.index_version}
         others = current - {model}
         if not others:

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from annotagent.errors import AnnotagentError
@@ -42,7 +42,7 @@ def find_pdfs(paths: Iterable[Path]) -> list[Path]:
 
 def ingest_paths(
     *,
-    user: AbstractBaseUser,
+    user: User,
     paths: Iterable[Path],
     project_name: str | None = None,
     on_file: Callable[[Path, int, int], None] | None = None,

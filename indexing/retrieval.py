@@ -386,7 +386,7 @@ def dense_hits(query: np.ndarray, versions: dict[int, int], *, limit: int) -> li
     else:
         index = matrix_cache.get(versions, model)
         pairs = [(index.chunks[row], score) for row, score in cosine_top_k(query, index.embeddings, limit)]
-    hits = []
+    hits: list[Hit] = []
     for chunk, score in pairs:
         if _belongs(chunk, versions):
             hits.append(_hit(chunk, score, dense_rank=len(hits) + 1))
@@ -408,13 +408,14 @@ def _local_legs(
     Lexical hits carry their cosine similarity when the dense leg ran."""
     index = matrix_cache.get(versions, configured_model_name())
     allowed = index.allowed_rows(searched)
+    searched_versions = {paper_id: versions[paper_id] for paper_id in searched}
     cosine: np.ndarray | None = None
     dense: list[Hit] = []
     if query is not None and index.embeddings.size:
         cosine = index.embeddings @ query.astype(np.float32)
         for row in top_rows(np.where(allowed, cosine, -np.inf), limit):
             chunk = index.chunks[row]
-            if _belongs(chunk, versions):
+            if _belongs(chunk, searched_versions):
                 dense.append(_hit(chunk, float(cosine[row]), dense_rank=len(dense) + 1))
     if not lexical:
         return dense, []
@@ -428,7 +429,7 @@ def _local_legs(
     hits: list[Hit] = []
     for match in matches:
         chunk = index.chunks[match.row]
-        if not _belongs(chunk, versions):
+        if not _belongs(chunk, searched_versions):
             continue
         score = float(cosine[match.row]) if cosine is not None else math.nan
         hits.append(_hit(chunk, score, lexical_rank=len(hits) + 1, bm25=match.bm25, lexical_coverage=match.coverage))
@@ -469,8 +470,8 @@ def rank_hits(
     *versions*, the project's ready papers), at most *limit* per leg, in *mode*. Returns (hits best
     first, the mode that ran): `lexical` and `hybrid` fall back to `dense`, with a warning logged,
     when the lexical leg is unavailable. *query_embedding* is the question's embedding when the
-    caller has it (benchmarks time retrieval without the model). Raises RetrievalModeError for an unknown mode;
-    ChunkStoreError or EmbeddingError when a backing service fails.
+    caller has it (benchmarks time retrieval without the model). Raises RetrievalModeError for an
+    unknown mode; ChunkStoreError or EmbeddingError when a backing service fails.
     """
     if mode not in MODES:
         raise RetrievalModeError(f"Unknown retrieval mode {mode!r}: use one of {', '.join(MODES)}.")

@@ -246,7 +246,8 @@ def papers_needing_index(papers: QuerySet[Paper], *, check_store: bool = True) -
     counts: dict[tuple[int, int, str], int] = {}
     if check_store:
         counts = store.chunk_counts_by_paper([paper.pk for paper in papers_list if is_searchable(paper)])
-    to_index, done = [], []
+    to_index: list[Paper] = []
+    done: list[Paper] = []
     for paper in papers_list:
         stored = counts.get((paper.pk, paper.index_version, paper.embedding_model), 0)
         complete = is_searchable(paper) and (not check_store or stored == paper.chunk_count)

@@ -100,7 +100,8 @@ def _free_port() -> int:
 
 def _ping(uri: str, timeout_ms: int = 500) -> bool:
     try:
-        with MongoClient(uri, serverSelectionTimeoutMS=timeout_ms, connectTimeoutMS=timeout_ms) as probe:
+        probe: MongoClient = MongoClient(uri, serverSelectionTimeoutMS=timeout_ms, connectTimeoutMS=timeout_ms)
+        with probe:
             probe.admin.command("ping")
         return True
     except PyMongoError:

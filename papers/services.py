@@ -8,7 +8,7 @@ from functools import partial
 from typing import IO
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.files.base import ContentFile
 from django.db import transaction
 from django.http import Http404
@@ -69,7 +69,7 @@ def read_upload(file: IO[bytes], *, size: int | None = None) -> bytes:
 
 @transaction.atomic
 def add_paper_to_library(
-    *, user: AbstractBaseUser, data: bytes, filename: str = "", queue_indexing: bool = True
+    *, user: User, data: bytes, filename: str = "", queue_indexing: bool = True
 ) -> AddedPaper:
     """Store the PDF *data* (deduplicated by SHA-256) and put it in *user*'s library.
 
@@ -91,7 +91,7 @@ def add_paper_to_library(
     return AddedPaper(paper=paper, created=created, already_in_library=not link_created)
 
 
-def get_paper_for_user(user: AbstractBaseUser, pk: int) -> Paper:
+def get_paper_for_user(user: User, pk: int) -> Paper:
     """A paper in *user*'s library. Raises Http404 for any other paper."""
     paper = Paper.objects.in_library_of(user).filter(pk=pk).first()
     if paper is None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from django import forms
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 
 from papers.models import Paper
 from projects.models import Project
@@ -22,7 +22,7 @@ class AddToProjectForm(forms.Form):
     project = forms.ModelChoiceField(queryset=Project.objects.none(), required=False, empty_label="New project…")
     new_project_name = forms.CharField(max_length=200, required=False, label="New project name")
 
-    def __init__(self, *args: Any, user: AbstractBaseUser, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         cast(forms.ModelChoiceField, self.fields["project"]).queryset = Project.objects.for_user(user)
 
@@ -38,7 +38,7 @@ class AddPapersForm(forms.Form):
 
     papers = forms.ModelMultipleChoiceField(queryset=Paper.objects.none(), widget=forms.CheckboxSelectMultiple)
 
-    def __init__(self, *args: Any, user: AbstractBaseUser, project: Project, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, user: User, project: Project, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         cast(forms.ModelMultipleChoiceField, self.fields["papers"]).queryset = Paper.objects.in_library_of(
             user

@@ -6,7 +6,7 @@ from __future__ import annotations
 from functools import partial
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.http import Http404
 
@@ -22,7 +22,7 @@ class ProjectFullError(AnnotagentError):
     code = "project_full"
 
 
-def get_project_for_user(user: AbstractBaseUser, pk: int) -> Project:
+def get_project_for_user(user: User, pk: int) -> Project:
     """A project *user* may see. Raises Http404 for any other, so callers never fetch unscoped."""
     project = Project.objects.for_user(user).filter(pk=pk).first()
     if project is None:
@@ -31,7 +31,7 @@ def get_project_for_user(user: AbstractBaseUser, pk: int) -> Project:
 
 
 @transaction.atomic
-def create_project(*, owner: AbstractBaseUser, name: str, description: str = "") -> Project:
+def create_project(*, owner: User, name: str, description: str = "") -> Project:
     name = name.strip()
     if not name:
         raise AnnotagentError("A project needs a name.")
@@ -79,7 +79,7 @@ def _queue_if_unindexed(paper: Paper) -> None:
 
 
 @transaction.atomic
-def add_papers_to_project(*, project: Project, papers: list[Paper], user: AbstractBaseUser) -> list[ProjectPaper]:
+def add_papers_to_project(*, project: Project, papers: list[Paper], user: User) -> list[ProjectPaper]:
     """Put *papers* in *project*, adding each to *user*'s library first if needed, all or nothing.
 
     Papers already in the project are skipped. Raises ProjectFullError when the project would hold
@@ -100,7 +100,7 @@ def add_papers_to_project(*, project: Project, papers: list[Paper], user: Abstra
     return links
 
 
-def add_paper_to_project(*, project: Project, paper: Paper, user: AbstractBaseUser) -> ProjectPaper:
+def add_paper_to_project(*, project: Project, paper: Paper, user: User) -> ProjectPaper:
     """One-paper form of `add_papers_to_project`; returns the (new or existing) link."""
     add_papers_to_project(project=project, papers=[paper], user=user)
     return ProjectPaper.objects.get(project=project, paper=paper)
@@ -113,7 +113,7 @@ def remove_paper_from_project(*, project: Project, paper: Paper) -> None:
 
 
 @transaction.atomic
-def remove_paper_from_library(*, user: AbstractBaseUser, paper: Paper) -> bool:
+def remove_paper_from_library(*, user: User, paper: Paper) -> bool:
     """Remove *paper* from *user*'s library, with every link of *user*'s projects to it.
 
     Other users' libraries and projects are untouched. When no library holds the paper any more,
@@ -123,7 +123,7 @@ def remove_paper_from_library(*, user: AbstractBaseUser, paper: Paper) -> bool:
     UserPaper.objects.filter(user=user, paper=paper).delete()
     if UserPaper.objects.filter(paper=paper).exists():
         return False
-    paper_id, file_name = paper.pk, paper.file.name
+    paper_id, file_name = paper.pk, paper.file.name or ""
     paper.delete()
     transaction.on_commit(partial(_delete_paper_files, paper_id=paper_id, file_name=file_name))
     return True
@@ -134,7 +134,7 @@ def _delete_paper_files(*, paper_id: int, file_name: str) -> None:
     Paper.file.field.storage.delete(file_name)
 
 
-def upload_paper_to_project(*, project: Project, user: AbstractBaseUser, data: bytes, filename: str = "") -> AddedPaper:
+def upload_paper_to_project(*, project: Project, user: User, data: bytes, filename: str = "") -> AddedPaper:
     """Add the PDF *data* to *user*'s library and to *project* in one transaction.
 
     Either both happen or neither: a full project (ProjectFullError) leaves the library as it was,
@@ -157,7 +157,7 @@ def upload_paper_to_project(*, project: Project, user: AbstractBaseUser, data: b
 
 
 @transaction.atomic
-def add_paper_to_new_project(*, owner: AbstractBaseUser, name: str, paper: Paper) -> Project:
+def add_paper_to_new_project(*, owner: User, name: str, paper: Paper) -> Project:
     """Create a project named *name* holding *paper* ("Add to project" -> "new project" in the library)."""
     project = create_project(owner=owner, name=name)
     add_papers_to_project(project=project, papers=[paper], user=owner)
