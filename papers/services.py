@@ -68,9 +68,7 @@ def read_upload(file: IO[bytes], *, size: int | None = None) -> bytes:
 
 
 @transaction.atomic
-def add_paper_to_library(
-    *, user: User, data: bytes, filename: str = "", queue_indexing: bool = True
-) -> AddedPaper:
+def add_paper_to_library(*, user: User, data: bytes, filename: str = "", queue_indexing: bool = True) -> AddedPaper:
     """Store the PDF *data* (deduplicated by SHA-256) and put it in *user*'s library.
 
     A new paper is queued for indexing after the transaction commits, unless *queue_indexing* is
