@@ -5,6 +5,7 @@ The environment itself is set by the `tests.environment` plugin, before Django l
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,8 @@ from django.test import Client
 from tests.support.openai_stub import OpenAIStub
 from tests.support.pdfs import make_pdf_bytes
 
-PAPERS_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "papers"
+# The real papers the tests read in place: PAPERS_DIR, else ../shared/papers next to the repository.
+PAPERS_DIR = Path(os.environ.get("PAPERS_DIR") or Path(__file__).resolve().parent.parent.parent / "shared" / "papers")
 
 
 # --- personas -------------------------------------------------------------------------------------
