@@ -21,13 +21,29 @@ from typing import Any
 # ("Distrib uted") or glues them in tight ones ("consensusalgorithm"); 0.15 of the glyph size
 # reads every paper of our test corpus correctly.
 X_TOLERANCE_RATIO = 0.15
-# A page is two-column when at most this share of its body lines crosses the vertical centre.
-GUTTER_CROSSING_SHARE = 0.08
 MIN_WORDS_FOR_COLUMNS = 40
 
 
+# Glyphs that pdfminer cannot map to Unicode come out as "(cid:N)". Type 1 fonts embedded by
+# Ghostscript/dvips without a ToUnicode map (bigtable.pdf and mapreduce.pdf of our test corpus) use
+# codes 2 and 3 for the fi/fl ligatures and Windows-1252 codes for quotes and dashes.
+_UNMAPPED_GLYPHS = {
+    2: "fi",
+    3: "fl",
+    145: "\u2018",
+    146: "\u2019",
+    147: "\u201c",
+    148: "\u201d",
+    150: "\u2013",
+    151: "\u2014",
+}
+_CID = re.compile(r"\(cid:(\d+)\)")
+
+
 def normalise_text(text: str) -> str:
-    """NFKC-normalise, drop control characters, collapse runs of spaces. Newlines are kept."""
+    """Map unmapped glyph codes we know ("(cid:2)" -> "fi"; others are dropped), NFKC-normalise,
+    drop control characters, collapse runs of spaces. Newlines are kept."""
+    text = _CID.sub(lambda m: _UNMAPPED_GLYPHS.get(int(m.group(1)), ""), text)
     text = unicodedata.normalize("NFKC", text)
     text = text.replace("\u00ad", "")
     text = re.sub(r"[\x00-\x08\x0b-\x1f\x7f]", "", text)
@@ -39,32 +55,54 @@ def _extract(page: Any) -> str:
     return page.extract_text(x_tolerance_ratio=X_TOLERANCE_RATIO) or ""
 
 
+def _region_text(page: Any, top: float, bottom: float, left: float, right: float) -> str:
+    """Text of the characters whose centre lies in the box; each character belongs to one box."""
+
+    def inside(obj: dict[str, Any]) -> bool:
+        if obj.get("object_type") != "char":
+            return False
+        x, y = (obj["x0"] + obj["x1"]) / 2, (obj["top"] + obj["bottom"]) / 2
+        return left <= x < right and top <= y < bottom
+
+    return page.filter(inside).extract_text(x_tolerance_ratio=X_TOLERANCE_RATIO) or ""
+
+
 def page_text(page: Any) -> str:
-    """The reading-order text of one pdfplumber page."""
+    """The reading-order text of one pdfplumber page.
+
+    The page is cut into horizontal bands: rows with a word across the vertical centre are
+    full-width (titles, one-column text, figure captions, page numbers); runs of rows without one
+    are two-column and read left column first. A one-column page is one full-width band.
+    """
     words = page.extract_words(x_tolerance_ratio=X_TOLERANCE_RATIO)
     if len(words) < MIN_WORDS_FOR_COLUMNS:
         return _extract(page)
-    mid = (page.bbox[0] + page.bbox[2]) / 2
-    crossing = [w for w in words if w["x0"] < mid - 2 and w["x1"] > mid + 2]
-    if not crossing:
-        header_bottom = page.bbox[1]
-    else:
-        # Full-width material (title, authors) sits above the columns: cut below the last line of it
-        # that lies in the top third; crossings lower down mean a one-column page.
-        top_third = page.bbox[1] + (page.bbox[3] - page.bbox[1]) / 3
-        header = [w for w in crossing if w["bottom"] <= top_third]
-        body_crossing = len(crossing) - len(header)
-        lines_below = {round(w["top"]) for w in words if not header or w["top"] > max(h["bottom"] for h in header)}
-        if body_crossing > GUTTER_CROSSING_SHARE * max(len(lines_below), 1):
-            return _extract(page)
-        header_bottom = max((w["bottom"] for w in header), default=page.bbox[1])
-    x0, top, x1, bottom = page.bbox
+    x0, page_top, x1, page_bottom = page.bbox
+    mid = (x0 + x1) / 2
+    rows: list[tuple[float, float, bool]] = []  # (top, bottom, crosses the centre)
+    for word in sorted(words, key=lambda w: (w["top"], w["x0"])):
+        crosses = word["x0"] < mid - 2 and word["x1"] > mid + 2
+        if rows and word["top"] < rows[-1][1] - 1:
+            top, bottom, crossing = rows[-1]
+            rows[-1] = (top, max(bottom, word["bottom"]), crossing or crosses)
+        else:
+            rows.append((word["top"], word["bottom"], crosses))
+    bands: list[list[float | bool]] = []  # [top, bottom, two_column]
+    for top, bottom, crossing in rows:
+        if bands and bands[-1][2] == (not crossing):
+            bands[-1][1] = bottom
+        else:
+            bands.append([top, bottom, not crossing])
     parts = []
-    if header_bottom > top:
-        parts.append(_extract(page.crop((x0, top, x1, header_bottom + 0.5))))
-    parts.append(_extract(page.crop((x0, header_bottom + 0.5, mid, bottom))))
-    parts.append(_extract(page.crop((mid, header_bottom + 0.5, x1, bottom))))
-    return "\n".join(part for part in parts if part)
+    for index, (top, bottom, two_column) in enumerate(bands):
+        upper = page_top if index == 0 else (float(bands[index - 1][1]) + float(top)) / 2
+        lower = page_bottom + 1 if index == len(bands) - 1 else (float(bottom) + float(bands[index + 1][0])) / 2
+        if two_column:
+            parts.append(_region_text(page, upper, lower, x0, mid))
+            parts.append(_region_text(page, upper, lower, mid, x1 + 1))
+        else:
+            parts.append(_region_text(page, upper, lower, x0, x1 + 1))
+    return "\n".join(part for part in parts if part.strip())
 
 
 def _is_encryption_error(exc: BaseException) -> bool:

@@ -1,0 +1,50 @@
+"""Text extraction from real papers: ligatures, unmapped glyphs, reading order of two-column pages."""
+
+import re
+
+from indexing.pdf import extract_metadata, extract_text
+from indexing.pdfparse import normalise_text
+from tests.conftest import shared_paper
+
+
+def folded(text: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"-\n", "", text))
+
+
+def test_ligatures_read_as_plain_letters():
+    assert normalise_text("the \ufb01le system") == "the file system"
+
+
+def test_unmapped_ligature_glyphs_read_as_letters_and_unknown_ones_are_dropped():
+    assert normalise_text("ef(cid:2)cient (cid:3)ow (cid:99)x") == "efficient flow x"
+
+
+def test_gfs_uses_ligatures_yet_reads_file_system():
+    pages = extract_text(shared_paper("storage/gfs.pdf")).pages
+    assert "\ufb01" not in "".join(pages)
+    assert "distributed file system" in folded(pages[0])
+
+
+def test_bigtable_without_a_unicode_map_still_reads_efficient():
+    pages = extract_text(shared_paper("storage/bigtable.pdf")).pages
+    text = "\n".join(pages)
+    assert "(cid:" not in text
+    assert "efficient" in text
+
+
+def test_two_column_page_reads_one_column_at_a_time():
+    page = folded(extract_text(shared_paper("storage/gfs.pdf")).pages[0])
+    # The abstract (left column) reads on without the introduction (right column) interleaved.
+    assert "We have designed and implemented the Google File System, a scalable distributed file system" in page
+
+
+def test_a_full_width_caption_mid_page_does_not_interleave_the_columns_below_it():
+    page = folded(extract_text(shared_paper("consensus/paxos-made-moderately-complex.pdf")).pages[9])
+    assert "the value of the timeout interval depends on the ballot number" in page
+
+
+def test_metadata_comes_from_the_first_page_when_the_pdf_gives_none():
+    metadata = extract_metadata(extract_text(shared_paper("consensus/chubby.pdf")))
+    assert metadata.title.startswith("The Chubby lock service")
+    assert "Burrows" in metadata.authors
+    assert metadata.abstract.startswith("We describe our experiences")
