@@ -54,18 +54,54 @@ function label(className, text) {
 function buildMessage({ id, role, text, citations, state, extractive }) {
   const item = el("li", `message message-${role}`);
   if (id !== undefined && id !== null) item.dataset.messageId = String(id);
+  // data-state mirrors the saved message's state (complete, stopped, failed) or "streaming".
+  item.dataset.state = state || "complete";
   const head = el("p", "message-role", role === "user" ? "You" : "Annotagent");
   if (extractive) head.append(" ", label("label-extractive", "extractive answer"));
   if (state === "stopped") head.append(" ", label("label-stopped", "stopped"));
   if (state === "failed") head.append(" ", label("label-failed", "failed"));
   const body = el("div", "message-text");
-  renderText(body, text || "", citations || {});
+  if (!text && state === "stopped") body.append(el("span", "hint", "Stopped before any text was written."));
+  else renderText(body, text || "", citations || {});
   item.append(head, body);
   return item;
 }
 
+// A streamed bubble that will get no answer.done: stop showing it as streaming.
+function endStreaming(item, state) {
+  if (!item.classList.contains("streaming")) return;
+  item.classList.remove("streaming");
+  item.dataset.state = state;
+  item.querySelector(".message-role").append(" ", label(`label-${state}`, state));
+}
+
+// Indexing reads a paper's title, authors and year: show them once it settles, without a reload.
+async function refreshPaperDetails(paperId, holders) {
+  let paper;
+  try {
+    const response = await fetch(`/api/papers/${Number(paperId)}/`, {
+      headers: { Accept: "application/json" },
+      credentials: "same-origin",
+    });
+    if (!response.ok) return;
+    paper = await response.json();
+  } catch {
+    return; // Offline for a moment: the next page load shows them.
+  }
+  for (const holder of holders) {
+    const item = holder.closest(".paper-item");
+    if (!item) continue;
+    const title = item.querySelector(".paper-title");
+    if (title && paper.title) title.textContent = paper.title;
+    const meta = item.querySelector(".meta");
+    if (meta) meta.textContent = [paper.authors, paper.year].filter(Boolean).join(" · ");
+  }
+}
+
 function updatePaperStatus({ paper_id: paperId, status, error }) {
-  for (const holder of document.querySelectorAll(`.paper-status[data-paper-id="${Number(paperId)}"]`)) {
+  const holders = [...document.querySelectorAll(`.paper-status[data-paper-id="${Number(paperId)}"]`)];
+  if (status === "ready" || status === "failed") refreshPaperDetails(paperId, holders);
+  for (const holder of holders) {
     holder.dataset.status = status;
     const chip = holder.querySelector(".chip");
     chip.className = `chip chip-${status}`;
@@ -112,7 +148,7 @@ function start() {
       setBusy(false);
     },
     "answer.start"({ extractive, indexing }) {
-      const item = buildMessage({ role: "assistant", text: "", citations: {}, extractive });
+      const item = buildMessage({ role: "assistant", text: "", citations: {}, extractive, state: "streaming" });
       item.classList.add("streaming");
       list.append(item);
       current = { item, body: item.querySelector(".message-text"), text: "", citations: {} };
@@ -143,7 +179,7 @@ function start() {
     error({ message }) {
       // The connection stays open; an answer.done with the partial answer may still follow.
       showNotice(message);
-      if (current) current.item.classList.remove("streaming");
+      if (current) endStreaming(current.item, "failed");
       setBusy(false);
     },
     "paper.status": updatePaperStatus,
@@ -153,9 +189,11 @@ function start() {
     const scheme = location.protocol === "https:" ? "wss" : "ws";
     socket = new WebSocket(`${scheme}://${location.host}/ws/projects/${encodeURIComponent(projectId)}/chat/`);
     stateLine.textContent = "Connecting…";
+    root.dataset.socket = "connecting";
     socket.addEventListener("open", () => {
       retryDelay = 1000;
       stateLine.textContent = "";
+      root.dataset.socket = "open";
     });
     socket.addEventListener("message", (event) => {
       let data;
@@ -168,8 +206,11 @@ function start() {
       if (handler) handler(data);
     });
     socket.addEventListener("close", () => {
+      // The server saves an interrupted answer as stopped; the history sent on reconnect shows it.
+      if (current) endStreaming(current.item, "stopped");
       setBusy(false);
       current = null;
+      root.dataset.socket = "closed";
       stateLine.textContent = `Disconnected; reconnecting in ${Math.round(retryDelay / 1000)} s…`;
       setTimeout(connect, retryDelay);
       retryDelay = Math.min(retryDelay * 2, 30000);

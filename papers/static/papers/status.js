@@ -4,7 +4,15 @@ const STATUS_LABELS = { pending: "queued", indexing: "indexing…", ready: "read
 const SETTLED = new Set(["ready", "failed"]);
 const POLL_MS = 3000;
 
-function render(holder, { index_status: status, index_error: error }) {
+function render(holder, { index_status: status, index_error: error, title, authors, year }) {
+  // Indexing reads the title, authors and year from the PDF: show them once it settles.
+  const card = SETTLED.has(status) ? holder.closest(".paper-card") : null;
+  if (card) {
+    const link = card.querySelector(".card-title a");
+    if (link && title) link.textContent = title;
+    const meta = card.querySelector(".meta");
+    if (meta) meta.textContent = [authors || "Unknown authors", year].filter(Boolean).join(" · ");
+  }
   holder.dataset.status = status;
   const chip = holder.querySelector(".chip");
   chip.className = `chip chip-${status}`;

@@ -1,0 +1,541 @@
+"""End to end, as a user sees it: real processes, a real browser.
+
+A module fixture builds the embedded default from scratch in a temporary DATA_DIR (SQLite, the
+embedded chunk-index server, local embeddings, the extractive answerer): `migrate`,
+`collectstatic`, `demo` over two real papers, then the task worker (`db_worker`) and the web server
+(`daphne`) as subprocesses. The system Chromium, headless, drives the UI through Playwright. Every
+page's console errors (CSP violations included) fail the test that caused them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import PAPERS_DIR
+from tests.support.pdfs import make_pdf_bytes
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-background-networking",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-component-update",
+    "--disable-sync",
+]
+ROOT = Path(__file__).resolve().parent.parent
+DEMO_PAPERS = ("raft.pdf", "paxos-made-simple.pdf")
+DEMO_USERNAME = "demo"
+DEMO_PASSWORD = "annotagent-demo"
+# The demo names its project after the folder of PDFs.
+DEMO_PROJECT = "Demo: consensus"
+
+# Seconds. Indexing a small PDF in the worker includes loading the embedding model once.
+ANSWER_TIMEOUT = 60
+INDEXING_TIMEOUT = 90
+
+CROSS_PAPER_QUESTION = "How does Raft elect a leader, and how does Paxos choose a value?"
+ZEBRA_TITLE = "The Zebra Consensus Protocol"
+ZEBRA_PAGES = [
+    "The zebra consensus protocol. The zebra consensus protocol lets a herd of replicas agree on one "
+    "ordered log. Each replica in the herd is called a zebra, and every zebra keeps a striped journal "
+    "of the commands it has accepted.",
+    "Stripe election in the zebra consensus protocol. When the lead zebra stops sending heartbeats, "
+    "the zebra with the longest striped journal calls a stripe election. A zebra becomes the lead "
+    "zebra when a majority of the herd grants it a stripe vote.",
+    # Hostile text inside a paper: it must show up as text and never run.
+    "Journal hygiene in the zebra consensus protocol. A zebra journal may record markup such as "
+    '<script>window.zebraPwned = true</script> or <img src=x onerror="window.zebraPwned = true"> '
+    "verbatim, and the zebra consensus protocol treats such markup as plain bytes.",
+]
+
+
+# --- the system under test ------------------------------------------------------------------------
+
+
+@dataclass
+class Server:
+    base_url: str
+    data_dir: Path
+    env: dict[str, str]
+    logs: dict[str, Path] = field(default_factory=dict)
+
+    def url(self, path: str) -> str:
+        return self.base_url + path
+
+    def log_tail(self, lines: int = 40) -> str:
+        parts = []
+        for name, path in self.logs.items():
+            text = path.read_text(errors="replace").splitlines()[-lines:] if path.exists() else []
+            parts.append(f"--- {name} ({path}) ---\n" + "\n".join(text))
+        return "\n".join(parts)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def manage(env: dict[str, str], *args: str, timeout: float = 300) -> str:
+    result = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert result.returncode == 0, f"manage.py {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
+    return result.stdout
+
+
+def wait_for_http(server: Server, process: subprocess.Popen[bytes], timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert process.poll() is None, f"daphne exited early:\n{server.log_tail()}"
+        try:
+            with urllib.request.urlopen(server.url("/accounts/login/"), timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.3)
+    raise AssertionError(f"daphne did not answer within {timeout} s:\n{server.log_tail()}")
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory) -> Iterator[Server]:
+    if not CHROMIUM.exists():
+        pytest.skip(
+            f"{CHROMIUM} is missing: install Debian's chromium (./run test does, as root, via .ci/browser-deps)"
+        )
+    sources = [PAPERS_DIR / "consensus" / name for name in DEMO_PAPERS]
+    if not all(path.exists() for path in sources):
+        pytest.skip(f"the shared papers {', '.join(map(str, sources))} are not on this machine")
+
+    base = tmp_path_factory.mktemp("browser")
+    papers = base / "consensus"
+    papers.mkdir()
+    for path in sources:
+        (papers / path.name).symlink_to(path)
+    data_dir = base / "data"
+    port = free_port()
+    # Explicit env for the subprocesses: the embedded default, whatever this shell or .env says.
+    env = {
+        **os.environ,
+        "DEBUG": "true",
+        "DATA_DIR": str(data_dir),
+        "DATABASE_URL": "",
+        "MONGODB_URI": "",
+        "EMBEDDED_MONGO_DIR": "",
+        "MEDIA_ROOT": "",
+        "TASKS_BACKEND": "django_tasks_db.DatabaseBackend",
+        "REDIS_URL": "",
+        "OPENAI_API_KEY": "",
+        "OPENAI_BASE_URL": "",
+        "EMBEDDING_BACKEND": "local",
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "CSRF_TRUSTED_ORIGINS": "",
+        "DEMO_USERNAME": DEMO_USERNAME,
+        "DEMO_PASSWORD": DEMO_PASSWORD,
+        "PYTHONUNBUFFERED": "1",
+    }
+    server = Server(base_url=f"http://127.0.0.1:{port}", data_dir=data_dir, env=env)
+    processes: list[subprocess.Popen[bytes]] = []
+    try:
+        manage(env, "migrate", "--noinput", "-v0")
+        manage(env, "collectstatic", "--noinput", "-v0")
+        manage(env, "demo", "--papers", str(papers))
+        for name, command in (
+            ("worker", [sys.executable, "manage.py", "db_worker"]),
+            ("daphne", [str(Path(sys.executable).with_name("daphne")), "-b", "127.0.0.1", "-p", str(port)]),
+        ):
+            if name == "daphne":
+                command.append("annotagent.asgi:application")
+            log = base / f"{name}.log"
+            server.logs[name] = log
+            with log.open("wb") as out:
+                processes.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT))
+        wait_for_http(server, processes[-1])
+        yield server
+    finally:
+        for process in reversed(processes):
+            stop(process)
+        subprocess.run(
+            [sys.executable, "manage.py", "chunk_index_server", "stop"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            timeout=60,
+        )
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def chromium(server) -> Iterator[Any]:
+    pytest.importorskip("playwright", reason="the playwright package is not installed")
+    from playwright.sync_api import expect, sync_playwright
+
+    # This 2-core machine also indexes while the tests wait; Playwright's 5 s default is too tight.
+    expect.set_options(timeout=15_000)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+# --- a user at a browser --------------------------------------------------------------------------
+
+
+@dataclass
+class Visitor:
+    """One browser context (its own cookies) with one page, recording what the console reports."""
+
+    server: Server
+    page: Any
+    console_errors: list[str] = field(default_factory=list)
+    frames: list[dict[str, Any]] = field(default_factory=list)
+
+    def goto(self, path: str) -> Any:
+        return self.page.goto(self.server.url(path))
+
+    def sign_in(self, username: str, password: str) -> None:
+        from playwright.sync_api import expect
+
+        self.goto("/accounts/login/")
+        self.page.get_by_label("Username").fill(username)
+        self.page.get_by_label("Password").fill(password)
+        self.page.get_by_role("button", name="Sign in").click()
+        expect(self.page.get_by_role("button", name="Sign out")).to_be_visible()
+
+    def open_demo_project(self) -> None:
+        from playwright.sync_api import expect
+
+        self.goto("/")
+        self.page.get_by_role("link", name=DEMO_PROJECT).click()
+        expect(self.page.get_by_role("heading", level=1)).to_have_text(DEMO_PROJECT)
+        self.wait_for_chat()
+
+    def wait_for_chat(self) -> None:
+        from playwright.sync_api import expect
+
+        expect(self.page.locator("#chat")).to_have_attribute("data-socket", "open")
+
+    def ask(self, question: str) -> Any:
+        """Ask *question* in the project chat and return the finished assistant bubble."""
+        from playwright.sync_api import expect
+
+        before = self.page.locator("#chat-messages > .message-assistant").count()
+        self.page.get_by_label("Question").fill(question)
+        self.page.get_by_role("button", name="Ask").click()
+        answer = self.page.locator("#chat-messages > .message-assistant").nth(before)
+        expect(answer).to_have_attribute("data-state", "complete", timeout=ANSWER_TIMEOUT * 1000)
+        return answer
+
+    def events(self, kind: str) -> list[dict[str, Any]]:
+        return [frame for frame in self.frames if frame.get("type") == kind]
+
+    def check_console(self, *, expected: tuple[str, ...] = ()) -> None:
+        """No console errors but those matching one of the *expected* regular expressions."""
+        unexpected = [e for e in self.console_errors if not any(re.search(p, e) for p in expected)]
+        assert not unexpected, "browser console errors:\n" + "\n".join(unexpected)
+
+
+@pytest.fixture
+def visit(server, chromium) -> Iterator[Any]:
+    """`visit()`: a new Visitor (fresh cookies). WebSocket frames from the server are recorded."""
+    import json
+
+    contexts = []
+
+    def make() -> Visitor:
+        context = chromium.new_context()
+        context.set_default_timeout(15_000)
+        contexts.append(context)
+        visitor = Visitor(server=server, page=context.new_page())
+
+        def on_console(message: Any) -> None:
+            if message.type == "error":
+                visitor.console_errors.append(f"{message.text} ({message.location.get('url', '')})")
+
+        def on_websocket(ws: Any) -> None:
+            def on_frame(payload: str | bytes) -> None:
+                try:
+                    visitor.frames.append(json.loads(payload))
+                except ValueError:
+                    visitor.frames.append({"type": "<not json>", "payload": payload})
+
+            ws.on("framereceived", on_frame)
+
+        visitor.page.on("console", on_console)
+        visitor.page.on("pageerror", lambda error: visitor.console_errors.append(f"uncaught: {error}"))
+        visitor.page.on("websocket", on_websocket)
+        return visitor
+
+    yield make
+    for context in contexts:
+        context.close()
+
+
+def citation_data(link: Any) -> dict[str, Any]:
+    n = re.match(r"\[(\d+)\]", link.text_content()).group(1)
+    return {
+        "n": n,
+        "href": link.get_attribute("href"),
+        "title": link.get_attribute("data-title"),
+        "page": int(link.get_attribute("data-page")),
+    }
+
+
+def reader_path(citation: dict[str, Any]) -> str:
+    return f"/papers/{citation['paper_id']}/read/?page={citation['page']}"
+
+
+# --- scenarios ------------------------------------------------------------------------------------
+
+
+@pytest.mark.browser
+def test_cross_paper_answer_cites_pages_that_open_and_survive_a_reload(visit):
+    from playwright.sync_api import expect
+
+    user = visit()
+    page = user.page
+    user.sign_in(DEMO_USERNAME, DEMO_PASSWORD)
+    user.open_demo_project()
+    response = page.request.get(page.url)
+    assert response.headers.get("content-security-policy"), "the project page has no Content-Security-Policy"
+    assert page.locator("script:not([src])").count() == 0, "inline script on the project page"
+
+    answer = user.ask(CROSS_PAPER_QUESTION)
+
+    # It streamed: the text came in several deltas between answer.start and answer.done.
+    kinds = [frame["type"] for frame in user.frames if frame["type"].startswith("answer.")]
+    assert "answer.start" in kinds and kinds[-1] == "answer.done", kinds
+    assert kinds.count("answer.delta") > 1, "the answer arrived in one piece, not streamed"
+    assert page.locator("#chat-messages > .message[data-state='streaming']").count() == 0
+    expect(page.get_by_role("button", name="Stop")).to_be_disabled()
+
+    links = answer.locator("a.citation")
+    assert links.count() >= 1, f"no citation in the answer: {answer.inner_text()}"
+    citations = [citation_data(links.nth(i)) for i in range(links.count())]
+    assert len({c["title"] for c in citations}) >= 2, f"the answer cites one paper only: {citations}"
+    # Every link agrees with the server's citation event for its number.
+    sent = {str(event["n"]): event for event in user.events("answer.citation")}
+    for citation in citations:
+        event = sent[citation["n"]]
+        assert citation["href"] == reader_path(event) == event["url"]
+        assert (citation["title"], citation["page"]) == (event["title"], event["page"])
+
+    # Hover [1] (or the first citation when the answer does not cite reference 1).
+    index = next((i for i, c in enumerate(citations) if c["n"] == "1"), 0)
+    link, cited = links.nth(index), citations[index]
+    popup = link.locator(".citation-popup")
+    expect(popup).to_be_hidden()
+    link.hover()
+    expect(popup).to_be_visible()
+    expect(popup).to_contain_text(cited["title"])
+    expect(popup).to_contain_text(f"page {cited['page']}")
+    assert popup_is_on_top(page, popup), "the citation popup is covered or clipped"
+
+    link.click()
+    page.wait_for_url(re.compile(re.escape(cited["href"]) + "$"))
+    expect(page.get_by_role("heading", level=1)).to_have_text(cited["title"])
+    expect(page.locator("#reader-page")).to_contain_text(f"Page {cited['page']}")
+    frame = page.locator("iframe.pdf-frame")
+    src = frame.get_attribute("src")
+    assert src.endswith(f"#page={cited['page']}"), src
+    pdf = page.request.get(user.server.url(src.split("#")[0]))
+    assert pdf.ok and pdf.headers["content-type"] == "application/pdf"
+    assert pdf.body().startswith(b"%PDF")
+
+    page.go_back()
+    page.reload()
+    user.wait_for_chat()
+    message_id = user.events("answer.done")[-1]["message"]["id"]
+    reloaded = page.locator(f"#chat-messages > .message[data-message-id='{message_id}']")
+    expect(reloaded).to_have_attribute("data-state", "complete")
+    again = reloaded.locator("a.citation")
+    assert [citation_data(again.nth(i)) for i in range(again.count())] == citations
+    link = again.nth(index)
+    link.hover()
+    expect(link.locator(".citation-popup")).to_be_visible()
+    expect(link.locator(".citation-popup")).to_have_text(f"{cited['title']}, page {cited['page']}")
+
+    # The same links are in the server-rendered page itself, from the saved citation map.
+    html = page.request.get(page.url).text()
+    item = re.search(rf'<li class="message message-assistant" data-message-id="{message_id}".*?</li>', html, re.S)
+    assert item, "the saved answer is not in the server-rendered page"
+    for citation in citations:
+        assert f'href="{citation["href"]}"' in item.group(0)
+    user.check_console()
+
+
+@pytest.mark.browser
+def test_uploaded_paper_becomes_ready_live_and_is_cited(visit):
+    from playwright.sync_api import expect
+
+    user = visit()
+    page = user.page
+    user.sign_in(DEMO_USERNAME, DEMO_PASSWORD)
+    user.open_demo_project()
+
+    pdf = make_pdf_bytes(ZEBRA_PAGES, title=ZEBRA_TITLE, author="A. Zebra")
+    page.get_by_label("PDF file").set_input_files(
+        files=[{"name": "zebra.pdf", "mimeType": "application/pdf", "buffer": pdf}]
+    )
+    page.get_by_role("button", name="Upload").click()
+    expect(page.locator(".flash")).to_contain_text("zebra.pdf")
+    user.wait_for_chat()
+
+    # Until indexing reads its metadata, the paper goes by its file name.
+    item = page.locator(".paper-item").filter(has=page.get_by_role("link", name="zebra.pdf"))
+    paper_id = item.locator(".paper-status").get_attribute("data-paper-id")
+    status = page.locator(f".paper-status[data-paper-id='{paper_id}']")
+    item = page.locator(".paper-item").filter(has=status)
+    first = status.get_attribute("data-status")
+    assert first in ("pending", "indexing"), f"the new paper starts {first!r}"
+    # A marker that a reload would wipe: the chip must change in this very page.
+    page.evaluate("() => { window.sameDocument = true; }")
+
+    # Asked while it is indexing, the chat says which papers it could not search yet.
+    user.ask("What is the zebra consensus protocol?")
+    indexing = user.events("answer.start")[-1]["indexing"]
+    notice = page.locator("#chat-notice")
+    if indexing:
+        expect(notice).to_be_visible()
+        for title in indexing:
+            expect(notice).to_contain_text(title)
+    else:
+        expect(notice).to_be_hidden()
+
+    expect(status).to_have_attribute("data-status", "ready", timeout=INDEXING_TIMEOUT * 1000)
+    expect(status.locator(".chip")).to_have_text("ready")
+    expect(item.locator(".paper-title")).to_have_text(ZEBRA_TITLE)
+    assert page.evaluate("() => window.sameDocument === true"), "the page reloaded"
+    assert any(e.get("status") == "ready" for e in user.events("paper.status"))
+
+    answer = user.ask("How does a zebra become the lead zebra in the zebra consensus protocol?")
+    titles = [
+        answer.locator("a.citation").nth(i).get_attribute("data-title")
+        for i in range(answer.locator("a.citation").count())
+    ]
+    assert ZEBRA_TITLE in titles, f"the uploaded paper is not cited: {titles}\n{answer.inner_text()}"
+
+    # Paper text with markup is shown as text and never runs.
+    markup = user.ask("What markup may a zebra journal record, such as script or img onerror?")
+    assert page.evaluate("() => window.zebraPwned === undefined")
+    assert page.locator("#chat-messages img, #chat-messages script").count() == 0
+    expect(markup.locator(".message-text")).to_contain_text("<script>window.zebraPwned = true</script>")
+    expect(markup.locator(".message-text")).to_contain_text('<img src=x onerror="window.zebraPwned = true">')
+    user.check_console()
+
+
+@pytest.mark.browser
+def test_stop_leaves_no_stuck_or_duplicate_turns(visit):
+    from playwright.sync_api import expect
+
+    user = visit()
+    page = user.page
+    user.sign_in(DEMO_USERNAME, DEMO_PASSWORD)
+    user.open_demo_project()
+    question = "What happens to a Raft follower whose election timeout elapses? (stop test)"
+    messages = page.locator("#chat-messages > .message")
+    before = messages.count()
+
+    page.get_by_label("Question").fill(question)
+    page.get_by_role("button", name="Ask").click()
+    stop = page.get_by_role("button", name="Stop")
+    expect(stop).to_be_enabled()
+    stop.click()
+
+    answer = page.locator("#chat-messages > .message-assistant").last
+    expect(answer).to_have_attribute("data-state", re.compile("^(stopped|complete)$"), timeout=ANSWER_TIMEOUT * 1000)
+    expect(page.locator("#chat-messages > .message[data-state='streaming']")).to_have_count(0)
+    expect(stop).to_be_disabled()
+    expect(page.get_by_role("button", name="Ask")).to_be_enabled()
+    state = answer.get_attribute("data-state")
+    if state == "stopped":
+        expect(answer.locator(".label-stopped")).to_have_text("stopped")
+    expect(messages).to_have_count(before + 2)
+
+    page.reload()
+    user.wait_for_chat()
+    expect(messages).to_have_count(before + 2)
+    expect(page.locator("#chat-messages > .message-user").filter(has_text=question)).to_have_count(1)
+    expect(page.locator("#chat-messages > .message[data-state='streaming']")).to_have_count(0)
+    expect(messages.last).to_have_attribute("data-state", state)
+    user.check_console()
+
+
+@pytest.mark.browser
+def test_outsider_gets_404_for_the_demo_project(visit):
+    owner = visit()
+    owner.sign_in(DEMO_USERNAME, DEMO_PASSWORD)
+    owner.open_demo_project()
+    project_path = owner.page.url.removeprefix(owner.server.base_url)
+    paper_path = owner.page.locator(".paper-title").first.get_attribute("href")
+
+    mallory = visit()
+    page = mallory.page
+    mallory.goto("/accounts/signup/")
+    page.get_by_label("Username").fill("mallory")
+    page.locator("#id_password1").fill("a-long-outsider-password-7")
+    page.locator("#id_password2").fill("a-long-outsider-password-7")
+    page.get_by_role("button", name="Sign up").click()
+    page.get_by_role("button", name="Sign out").wait_for()
+    assert DEMO_PROJECT not in page.content()
+
+    for path in (project_path, paper_path, paper_path.replace("/read/", "/file/")):
+        response = mallory.goto(path)
+        assert response.status == 404, f"{path}: {response.status}"
+    assert DEMO_PROJECT not in page.content()
+    closed = page.evaluate(
+        """(path) => new Promise((resolve) => {
+            const ws = new WebSocket(`ws://${location.host}${path}`);
+            ws.onopen = () => resolve("open");
+            ws.onclose = () => resolve("refused");
+        })""",
+        f"/ws{project_path}chat/",
+    )
+    assert closed == "refused"
+    mallory.check_console(expected=(r"status of 404", r"WebSocket connection to .* failed"))
+    owner.check_console()
+
+
+def popup_is_on_top(page: Any, popup: Any) -> bool:
+    """Whether the popup's centre is the popup itself, not something covering or clipping it."""
+    box = popup.bounding_box()
+    if box is None:
+        return False
+    viewport = page.viewport_size
+    inside = box["x"] >= 0 and box["y"] >= 0 and box["x"] + box["width"] <= viewport["width"]
+    hit = page.evaluate(
+        "([x, y]) => { const el = document.elementFromPoint(x, y); return !!el && !!el.closest('.citation-popup'); }",
+        [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2],
+    )
+    return inside and hit
