@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 
 _MARKER = re.compile(r"\[\s*(\d+(?:\s*(?:[-\u2013,;]|and)\s*\d+)*)\s*\]")
 _MAX_MARKER_CHARS = 40
-_SENTENCE_END = re.compile(r"[.!?](?=\s)|\n")
+# A sentence ends at . ! or ? (closing quotes and brackets may follow) before white space, or at a newline.
+_SENTENCE_END = re.compile(r"[.!?][\"'\u201d\u2019)]*(?=\s)|\n")
 MAX_RANGE = 50
 
 
@@ -90,7 +91,7 @@ class CitationStream:
 
     def _plain(self, text: str, out: list[str]) -> None:
         # A sentence boundary in plain text resets the per-sentence de-duplication.
-        if _SENTENCE_END.search(text) or (text[:1].isspace() and self._last_plain.endswith((".", "!", "?"))):
+        if _SENTENCE_END.search(text) or (text[:1].isspace() and _SENTENCE_END.search(self._last_plain.rstrip() + " ")):
             self._sentence = set()
         if self._after_removed and text:
             # The marker before this text went: "claim [9]." -> "claim.", "Raft [9] elects" -> "Raft elects".
@@ -145,6 +146,37 @@ class CitationStream:
         visible = shown.rstrip(" ")
         self._held = shown[len(visible) :]
         return visible, new
+
+
+_PAPER_MARKER = re.compile(r"\[(\s*\d+(?:\s*(?:[-\u2013,;]|and)\s*\d+)*\s*)\]")
+
+
+def neutralise_paper_markers(text: str) -> str:
+    """Rewrite a paper's own bibliography markers ("[31]", "[2, 5]") as "[ref 31]", "[ref 2, 5]".
+
+    Passages quote papers that cite their own references with the same bracket syntax as our
+    citations; left alone, "[6]" in a quoted sentence would be read as our reference [6] and
+    linked to an unrelated passage. Applied to every passage text shown to a model or quoted.
+    """
+    return _PAPER_MARKER.sub(lambda m: f"[ref {m.group(1).strip()}]", text)
+
+
+_OUR_MARKER = re.compile(r"\[(\d+)\]")
+
+
+def renumber_by_first_citation(text: str, numbers: Iterable[int]) -> tuple[str, dict[int, int]]:
+    """Renumber the normalised markers "[N]" of a finished *text* so references read [1], [2], ...
+    in order of first citation; uncited *numbers* follow in their given order.
+
+    Returns the new text and the mapping old number -> new number (covering every one of
+    *numbers*). Markers for numbers outside *numbers* are left as they are.
+    """
+    known = list(numbers)
+    order = list(dict.fromkeys(int(m) for m in _OUR_MARKER.findall(text) if int(m) in known))
+    order += [n for n in known if n not in order]
+    mapping = {old: new for new, old in enumerate(order, start=1)}
+    renumbered = _OUR_MARKER.sub(lambda m: f"[{mapping.get(int(m.group(1)), int(m.group(1)))}]", text)
+    return renumbered, mapping
 
 
 def parse_citations(text: str, valid: set[int]) -> tuple[str, list[int]]:

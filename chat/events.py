@@ -9,7 +9,8 @@ Anything else gets an `error` event (code `malformed_frame`); the connection sta
 
 Server -> client:
 - `history`: `{"messages": [Message]}`, on connect (a reconnect re-renders from it) and after `clear`.
-- `answer.start`: `{"extractive": bool, "indexing": [title]}`; *indexing* names papers not yet searchable.
+- `answer.start`: `{"extractive": bool, "indexing": [title], "failed": [title]}`; papers not searched
+  because they are still queued or indexing, or because their indexing failed.
 - `answer.delta`: `{"text": str}`; markers already normalised to `[N]`, unknown numbers removed. Text is
   plain text (paper and model text verbatim, never HTML): the client must insert it as text.
 - `answer.citation`: `{"n", "paper_id", "title", "page", "url", "text"}`, before the first delta citing n.
@@ -50,8 +51,8 @@ def history(messages: Sequence[ChatMessage | Mapping[str, Any]]) -> dict[str, An
     return {"type": "history", "messages": [message_json(m) for m in messages]}
 
 
-def answer_start(*, extractive: bool, indexing: list[str]) -> dict[str, Any]:
-    return {"type": "answer.start", "extractive": extractive, "indexing": indexing}
+def answer_start(*, extractive: bool, indexing: list[str], failed: Sequence[str] = ()) -> dict[str, Any]:
+    return {"type": "answer.start", "extractive": extractive, "indexing": indexing, "failed": list(failed)}
 
 
 def answer_delta(text: str) -> dict[str, Any]:

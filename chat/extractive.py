@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from chat.citations import neutralise_paper_markers
 from indexing.chunking import dehyphenate
 from indexing.retrieval import Reference
 
@@ -35,7 +36,7 @@ def candidate_sentences(references: Sequence[Reference]) -> list[Sentence]:
     passage edge (no capital start or no final stop) and very short or long ones are left out."""
     sentences = []
     for ref in references:
-        for raw in _SPLIT.split(dehyphenate(ref.text)):
+        for raw in _SPLIT.split(neutralise_paper_markers(dehyphenate(ref.text))):
             text = raw.strip()
             if not MIN_SENTENCE_CHARS <= len(text) <= MAX_SENTENCE_CHARS:
                 continue

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
+from chat.citations import neutralise_paper_markers
 from indexing.retrieval import Reference
 
 SYSTEM_PROMPT = """You answer a researcher's questions about the papers in their project.
@@ -20,7 +21,8 @@ SYSTEM_PROMPT = """You answer a researcher's questions about the papers in their
 Rules:
 1. Use only the numbered passages in <passages>. Cite every claim with the number of the passage \
 that states it, right after the claim: [1], or [2][3] for several. Never cite a passage for something \
-it does not say, and never invent a passage number.
+it does not say, and never invent a passage number. Markers such as [ref 31] inside a passage are \
+the paper's own bibliography: never copy them as citations.
 2. When the passages do not support a claim, or part of the question, say plainly that the \
 project's papers do not cover it, and do not cite anything for that part. Do not fill gaps from \
 general knowledge.
@@ -63,8 +65,9 @@ _DELIMITER = re.compile(r"<(?=\s*/?\s*(?:passages?|paper|page)\b)", re.IGNORECAS
 def quote_data(text: str) -> str:
     """*text* made safe to place inside the prompt's quoted blocks: any tag that looks like one of
     the delimiters (`<passages>`, `</passage>`, `<paper>`, `<page ...>`, in any case or spacing) has
-    its "<" written as "&lt;", so it reads as text and closes nothing."""
-    return _DELIMITER.sub("&lt;", text)
+    its "<" written as "&lt;", so it reads as text and closes nothing; the paper's own reference
+    markers read "[ref 31]", so they are never taken for passage numbers."""
+    return neutralise_paper_markers(_DELIMITER.sub("&lt;", text))
 
 
 def _attribute(text: str) -> str:

@@ -12,7 +12,7 @@ import asyncio
 import re
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -21,7 +21,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from chat import events, llm
-from chat.citations import CitationStream
+from chat.citations import CitationStream, renumber_by_first_citation
 from chat.extractive import candidate_sentences, compose_extractive_answer
 from chat.models import ChatMessage, ProjectChat
 from chat.prompts import REFUSAL, Turn, answered_turns, build_messages, trim_history
@@ -185,7 +185,9 @@ class AnswerSession(StreamedAnswer):
         self.retrieval = await sync_to_async(_retrieve)(self.project, self.question)
         self.references = {ref.n: ref for ref in self.retrieval.references}
         self.extractive = not llm.chat_model_configured()
-        return events.answer_start(extractive=self.extractive, indexing=self.retrieval.indexing)
+        return events.answer_start(
+            extractive=self.extractive, indexing=self.retrieval.indexing, failed=self.retrieval.failed
+        )
 
     async def _pieces(self) -> AsyncGenerator[str, None]:
         retrieval = self.retrieval
@@ -194,11 +196,16 @@ class AnswerSession(StreamedAnswer):
             answer = REFUSAL
             if retrieval.indexing and not retrieval.searched_papers:
                 answer = "None of this project's papers is ready to search yet; ask again once indexing finishes."
+            elif retrieval.failed and not retrieval.searched_papers:
+                answer = "None of this project's papers could be indexed, so there is nothing to search yet."
             for word in words(answer):
                 yield word
             return
         if self.extractive:
             answer = await sync_to_async(extractive_answer)(self.question, retrieval.references)
+            # The whole answer is known before it streams: number references as they appear.
+            answer, mapping = renumber_by_first_citation(answer, self.references)
+            self.references = {mapping[n]: replace(ref, n=mapping[n]) for n, ref in self.references.items()}
             for word in words(answer):
                 yield word
                 await asyncio.sleep(0)

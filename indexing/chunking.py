@@ -23,7 +23,7 @@ _HEADING = re.compile(
     r"^(?:(?:\d+(?:\.\d+)*|[IVX]+)\.?\s+[A-Z][^\n]{2,70}|abstract|introduction|conclusions?|references)$",
     re.IGNORECASE,
 )
-_HYPHEN_BREAK = re.compile(r"(\w)-\n(\w)")
+_HYPHEN_BREAK = re.compile(r"(\w+)-\n(\w+)")
 
 
 @dataclass(frozen=True)
@@ -52,16 +52,36 @@ def _tokenizer() -> Tokenizer:
     return tokenizer
 
 
+@cache
+def _vocabulary() -> frozenset[str]:
+    """Whole words (not "##" continuations) of the tokenizer's vocabulary, lower case."""
+    return frozenset(token for token in _tokenizer().get_vocab() if token.isalpha())
+
+
 def count_tokens(text: str) -> int:
     """Number of word pieces in *text* (no special tokens)."""
     return len(_tokenizer().encode(text, add_special_tokens=False).ids)
 
 
 def dehyphenate(text: str) -> str:
-    """Join words hyphenated across line breaks ("fault-\\ntolerant" -> "fault-tolerant") and fold
-    the remaining newlines into spaces. Used for what is embedded and searched, never for what is
-    shown or cited."""
-    return re.sub(r"\s*\n\s*", " ", _HYPHEN_BREAK.sub(r"\1-\2", text))
+    """Join words hyphenated across line breaks and fold the remaining newlines into spaces.
+
+    A line-break hyphen is dropped when the joined word is a word: a whole-word entry of the
+    embedding model's 30k-word vocabulary, or a word used unhyphenated elsewhere in *text*
+    ("implemen-\\ntation" -> "implementation"); otherwise it is a real hyphen and stays
+    ("fault-\\ntolerant" -> "fault-tolerant"). Used for what is embedded, searched and quoted.
+    """
+    vocabulary = _vocabulary()
+    seen = {word.lower() for word in re.findall(r"[A-Za-z]+", text)}
+
+    def join(match: re.Match[str]) -> str:
+        left, right = match.group(1), match.group(2)
+        joined = left + right
+        if joined.lower() in vocabulary or joined.lower() in seen:
+            return joined
+        return f"{left}-{right}"
+
+    return re.sub(r"\s*\n\s*", " ", _HYPHEN_BREAK.sub(join, text))
 
 
 def _headings(page_text: str) -> list[tuple[int, str]]:

@@ -56,8 +56,7 @@ def ingest_paths(
     report = IngestReport()
     files = find_pdfs(paths)
     if project_name:
-        project = Project.objects.for_user(user).filter(name=project_name).first()
-        report.project = project or create_project(owner=user, name=project_name)
+        report.project = Project.objects.for_user(user).filter(name=project_name).first()
     for number, path in enumerate(files, start=1):
         if on_file:
             on_file(path, number, len(files))
@@ -68,6 +67,8 @@ def ingest_paths(
                 with path.open("rb") as handle:
                     data = read_upload(handle, size=path.stat().st_size)
                 paper = add_paper_to_library(user=user, data=data, filename=path.name, queue_indexing=False).paper
+                if project_name and report.project is None:  # created with its first good paper
+                    report.project = create_project(owner=user, name=project_name)
                 if report.project is not None:
                     add_papers_to_project(project=report.project, papers=[paper], user=user)
         except AnnotagentError as exc:

@@ -126,6 +126,16 @@ def _good_meta(value: str) -> bool:
     return len(value) > 3 and not any(junk in value.lower() for junk in _JUNK_TITLES) and not value.endswith(".dvi")
 
 
+def _looks_like_names(line: str) -> bool:
+    """An author line: short, no sentence punctuation at the end, mostly capitalised words."""
+    words = re.findall(r"[^\W\d_][\w'.-]*", line)
+    if not 2 <= len(words) <= 30 or len(line) > 200 or line.rstrip().endswith((":", ";")):
+        return False
+    if line.rstrip().endswith(".") and len(words) > 8:  # a sentence, not "Mike Burrows, Google Inc."
+        return False
+    return sum(word[0].isupper() for word in words) >= 0.6 * len(words)
+
+
 def extract_metadata(text: PaperText) -> PaperMetadata:
     """Title, authors, year, abstract and DOI, from the PDF's info dictionary where it gives them and
     from the first page otherwise. Every field may come back empty."""
@@ -139,7 +149,7 @@ def extract_metadata(text: PaperText) -> PaperMetadata:
     if not title and lines:
         title = lines[0]
     authors = info.get("Author", "") if _good_meta(info.get("Author", "")) else ""
-    if not authors and len(lines) > 1:
+    if not authors and len(lines) > 1 and _looks_like_names(lines[1]):
         authors = lines[1]
     authors = authors.split(";")[0].strip()
 

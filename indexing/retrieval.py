@@ -31,7 +31,7 @@ import math
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import numpy as np
@@ -127,13 +127,15 @@ class Reference:
 @dataclass(frozen=True)
 class Retrieval:
     """What a question retrieved: `references` numbered from 1, best first; `indexing` lists the
-    titles of project papers not yet searchable (pending, indexing or failed); `mode` is the mode
-    that actually ran (`dense` when the lexical leg was unavailable)."""
+    titles of project papers not yet searchable because they are queued or being indexed, `failed`
+    those whose indexing failed; `mode` is the mode that actually ran (`dense` when the lexical leg
+    was unavailable)."""
 
     references: list[Reference]
     indexing: list[str]
     searched_papers: int
     mode: str = "dense"
+    failed: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -523,10 +525,11 @@ def retrieve_passages(
         raise RetrievalModeError(f"Unknown retrieval mode {mode!r}: use one of {', '.join(MODES)}.")
     model = configured_model_name()
     ready = [p for p in papers if p.index_status == Paper.IndexStatus.READY and p.embedding_model == model]
-    indexing = [p.display_title for p in papers if p not in ready]
+    failed = [p.display_title for p in papers if p not in ready and p.index_status == Paper.IndexStatus.FAILED]
+    indexing = [p.display_title for p in papers if p not in ready and p.index_status != Paper.IndexStatus.FAILED]
     searched = {paper.pk for paper in ready if filters is None or filters.admits(paper)}
     if not searched or not question.strip():
-        return Retrieval(references=[], indexing=indexing, searched_papers=len(searched), mode=mode)
+        return Retrieval(references=[], indexing=indexing, searched_papers=len(searched), mode=mode, failed=failed)
     # The index is keyed by all the project's ready papers, so a filter reuses it (as a row mask).
     versions = {paper.pk: paper.index_version for paper in ready}
     limit = min(max(top_k * 4, per_paper * len(searched) * 2), MAX_CANDIDATES)
@@ -540,5 +543,9 @@ def retrieve_passages(
     )
     titles = {paper.pk: paper.display_title for paper in ready}
     return Retrieval(
-        references=number_references(selected, titles), indexing=indexing, searched_papers=len(searched), mode=ran
+        references=number_references(selected, titles),
+        indexing=indexing,
+        searched_papers=len(searched),
+        mode=ran,
+        failed=failed,
     )

@@ -6,5 +6,6 @@ class UploadForm(forms.Form):
 
     file = forms.FileField(
         label="PDF",
+        allow_empty_file=True,  # the service says "The file is empty.", which is clearer
         widget=forms.ClearableFileInput(attrs={"accept": "application/pdf,.pdf"}),
     )

@@ -143,6 +143,7 @@ async def test_html_in_passages_and_answers_travels_as_plain_text(alice, indexed
         "type",
         "text",
         "extractive",
+        "failed",
         "indexing",
         "n",
         "url",

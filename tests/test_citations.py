@@ -2,7 +2,13 @@
 
 import pytest
 
-from chat.citations import CitationStream, marker_numbers, parse_citations
+from chat.citations import (
+    CitationStream,
+    marker_numbers,
+    neutralise_paper_markers,
+    parse_citations,
+    renumber_by_first_citation,
+)
 
 
 def stream(pieces: list[str], valid: set[int]) -> tuple[str, list[int], list[list[int]]]:
@@ -129,3 +135,21 @@ def test_a_removed_marker_before_punctuation_takes_its_space_along(pieces):
 
 def test_a_space_at_the_very_end_of_the_answer_is_kept():
     assert stream(["Done. "], valid=set())[0] == "Done. "
+
+
+def test_a_sentence_ending_inside_closing_quotes_starts_a_new_sentence():
+    text, cited = parse_citations("\u201cRaft elects leaders.\u201d [1] \u201cIt uses terms.\u201d [1]", valid={1})
+    assert text.count("[1]") == 2
+    assert cited == [1]
+
+
+def test_a_papers_own_bibliography_markers_are_not_read_as_citations():
+    quoted = neutralise_paper_markers("as shown by Lamport [6] and others [2-4].")
+    assert quoted == "as shown by Lamport [ref 6] and others [ref 2-4]."
+    assert parse_citations(quoted, valid={2, 3, 4, 6}) == (quoted, [])
+
+
+def test_references_are_renumbered_in_order_of_first_citation():
+    text, mapping = renumber_by_first_citation("A [7]. B [2][7]. C [5].", [1, 2, 5, 7])
+    assert text == "A [1]. B [2][1]. C [3]."
+    assert mapping == {7: 1, 2: 2, 5: 3, 1: 4}

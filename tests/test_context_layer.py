@@ -1,6 +1,7 @@
 """The context layer's pure steps: threshold, per-paper cap, top-K budget, stable numbering."""
 
 import numpy as np
+import pytest
 
 from indexing.retrieval import Hit, cosine_top_k, number_references, select_passages
 
@@ -63,3 +64,16 @@ def test_cosine_top_k_finds_the_nearest_rows_best_first():
     assert found[0][0] == 17
     assert abs(found[0][1] - 1.0) < 1e-5
     assert [s for _, s in found] == sorted((s for _, s in found), reverse=True)
+
+
+@pytest.mark.django_db
+def test_failed_papers_are_reported_apart_from_papers_still_indexing(alice, add_paper):
+    from indexing.retrieval import retrieve_passages
+    from papers.models import Paper
+
+    queued = add_paper(alice, title="Queued", index_status=Paper.IndexStatus.PENDING)
+    broken = add_paper(alice, title="Broken", index_status=Paper.IndexStatus.FAILED)
+    retrieval = retrieve_passages(papers=[queued, broken], question="anything")
+    assert retrieval.references == []
+    assert retrieval.indexing == ["Queued"]
+    assert retrieval.failed == ["Broken"]

@@ -16,11 +16,20 @@ def reference(n: int, paper_id: int, text: str, title: str = "Raft") -> Referenc
 
 def test_candidate_sentences_are_whole_sentences_with_hyphenation_joined():
     ref = reference(
-        1, 1, "ends mid-way. A follower that hears no heart-\nbeat becomes a candidate in the next term. Ok."
+        1, 1, "ends mid-way. A follower that hears no heart-\nbeat becomes a fault-\ntolerant candidate. Ok."
     )
     assert [s.text for s in candidate_sentences([ref])] == [
-        "A follower that hears no heart-beat becomes a candidate in the next term."
+        "A follower that hears no heartbeat becomes a fault-tolerant candidate."
     ]
+
+
+def test_a_quoted_sentence_keeps_the_papers_own_reference_numbers_as_text_not_citations():
+    ref = reference(1, 1, "Leaders are elected with randomized timeouts as in earlier work [6, 31].")
+    (sentence,) = candidate_sentences([ref])
+    assert sentence.text == "Leaders are elected with randomized timeouts as in earlier work [ref 6, 31]."
+    text, cited = parse_citations(f"\u201c{sentence.text}\u201d [1]", valid={1, 6, 31})
+    assert cited == [1]
+    assert "[ref 6, 31]" in text
 
 
 def test_the_answer_quotes_the_best_sentences_per_paper_with_their_markers():

@@ -99,3 +99,15 @@ def test_ask_right_after_ingest_cites_a_page_that_contains_the_cited_passage(ing
         assert f"[{reference['n']}]" in result["answer"]
         assert reference["title"] == ingested.display_title
         assert reference["text"] in pages[reference["page"] - 1]
+
+
+def test_a_missing_file_is_reported_and_no_empty_project_is_left_behind(alice, tmp_path):
+    from django.core.management.base import CommandError
+
+    err = io.StringIO()
+    with pytest.raises(CommandError):
+        call_command(
+            "ingest_papers", str(tmp_path / "missing.pdf"), "--user", "alice", "--project", "Empty", stderr=err
+        )
+    assert "missing.pdf: No such file." in err.getvalue()
+    assert not Project.objects.filter(name="Empty").exists()

@@ -92,6 +92,15 @@ def test_a_file_that_is_not_a_pdf_is_refused_whatever_its_name(alice, client_for
     assert "The file is not a PDF." in messages_of(response)
 
 
+def test_an_empty_file_is_refused_as_empty(alice, client_for):
+    empty = SimpleUploadedFile("paper.pdf", b"", content_type="application/pdf")
+
+    response = client_for(alice).post(reverse("papers:upload"), {"file": empty}, follow=True)
+
+    assert Paper.objects.count() == 0
+    assert "The file is empty." in messages_of(response)
+
+
 def test_an_upload_over_the_size_cap_is_refused_before_anything_is_stored(alice, make_pdf, client_for, settings):
     settings.UPLOAD_MAX_BYTES = 100
 

@@ -147,14 +147,15 @@ function start() {
       current = null;
       setBusy(false);
     },
-    "answer.start"({ extractive, indexing }) {
+    "answer.start"({ extractive, indexing, failed }) {
       const item = buildMessage({ role: "assistant", text: "", citations: {}, extractive, state: "streaming" });
       item.classList.add("streaming");
       list.append(item);
       current = { item, body: item.querySelector(".message-text"), text: "", citations: {} };
-      showNotice(
-        indexing && indexing.length ? `Still indexing, so not searched yet: ${indexing.join("; ")}.` : "",
-      );
+      const notices = [];
+      if (indexing && indexing.length) notices.push(`Still indexing, so not searched yet: ${indexing.join("; ")}.`);
+      if (failed && failed.length) notices.push(`Not searched, indexing failed: ${failed.join("; ")}.`);
+      showNotice(notices.join(" "));
       setBusy(true);
       scrollToEnd();
     },
