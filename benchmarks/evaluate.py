@@ -86,6 +86,9 @@ def ingest_corpus(*, reindex: bool) -> Any:
     if report.failed:
         raise SystemExit(f"Ingest failed: {report.failed}")
     if reindex:
+        from django.conf import settings
+
+        (Path(settings.DATA_DIR) / "pages.json").unlink(missing_ok=True)  # extraction may have changed
         for paper in report.skipped:
             index_paper(paper_id=paper.pk)
     if report.indexed or reindex:
@@ -94,9 +97,9 @@ def ingest_corpus(*, reindex: bool) -> Any:
 
 
 def _fold(text: str) -> str:
-    from indexing.chunking import dehyphenate
-
-    return re.sub(r"\s+", " ", dehyphenate(text)).strip()
+    """Letters, digits and punctuation only: white space and hyphens (which line breaks add and
+    dehyphenation removes) are dropped, and quoted "[ref N]" markers read as the page's "[N]"."""
+    return re.sub(r"[\s\-\u00ad]+", "", re.sub(r"\[ref ([^\]]+)\]", r"[\1]", text))
 
 
 def corpus_pages(papers: list[Any]) -> tuple[dict[int, str], dict[int, list[str]]]:
@@ -123,8 +126,8 @@ def corpus_pages(papers: list[Any]) -> tuple[dict[int, str], dict[int, list[str]
             continue
         file_of[paper.pk] = str(path.relative_to(PAPERS_DIR))
         if digest not in cache:
-            cache[digest] = [_fold(text) for text in extract_text(path).pages]
-        pages[paper.pk] = cache[digest]
+            cache[digest] = extract_text(path).pages
+        pages[paper.pk] = [_fold(text) for text in cache[digest]]
     cache_file.write_text(json.dumps(cache))
     return file_of, pages
 

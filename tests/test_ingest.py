@@ -3,6 +3,7 @@ with pymongo; then `ask` answers from it with the right page."""
 
 import io
 import json
+import re
 
 import numpy as np
 import pytest
@@ -111,3 +112,21 @@ def test_a_missing_file_is_reported_and_no_empty_project_is_left_behind(alice, t
         )
     assert "missing.pdf: No such file." in err.getvalue()
     assert not Project.objects.filter(name="Empty").exists()
+
+
+def test_a_cross_paper_question_is_answered_from_several_papers_with_exact_page_citations(alice, chunk_store):
+    sources = {name: shared_paper(f"consensus/{name}") for name in ("raft.pdf", "paxos-made-simple.pdf")}
+    call_command("ingest_papers", *map(str, sources.values()), "--user", "alice", "--project", "Consensus")
+    out = io.StringIO()
+    question = "How does Raft elect a leader, and how does Paxos choose a value?"
+    call_command("ask", "--user", "alice", "--project", "Consensus", "--json", question, stdout=out)
+    result = json.loads(out.getvalue())
+
+    assert len({reference["paper_id"] for reference in result["references"]}) >= 2
+    pages = {Paper.objects.get(original_filename=name).pk: extract_text(path).pages for name, path in sources.items()}
+    for reference in result["references"]:
+        assert f"[{reference['n']}]" in result["answer"]
+        assert reference["text"] in pages[reference["paper_id"]][reference["page"] - 1]
+    # References are numbered in the order the answer first cites them.
+    first_seen = [int(n) for n in dict.fromkeys(re.findall(r"\[(\d+)\]", result["answer"]))]
+    assert first_seen == sorted(first_seen)
