@@ -4,7 +4,8 @@
 // error, paper.status. Client messages: {"type": "question", "text"} and {"type": "cancel"}.
 // Model and paper text is only ever put in the page through textContent (never innerHTML).
 
-const STATUS_LABELS = { pending: "queued", indexing: "indexing…", ready: "ready", failed: "failed" };
+import { renderChip } from "../papers/chip.js";
+
 const MARKER = /\[(\d+)\]/g;
 
 const root = document.getElementById("chat");
@@ -101,15 +102,7 @@ async function refreshPaperDetails(paperId, holders) {
 function updatePaperStatus({ paper_id: paperId, status, error }) {
   const holders = [...document.querySelectorAll(`.paper-status[data-paper-id="${Number(paperId)}"]`)];
   if (status === "ready" || status === "failed") refreshPaperDetails(paperId, holders);
-  for (const holder of holders) {
-    holder.dataset.status = status;
-    const chip = holder.querySelector(".chip");
-    chip.className = `chip chip-${status}`;
-    chip.textContent = STATUS_LABELS[status] || status;
-    const reason = holder.querySelector(".chip-reason");
-    reason.textContent = status === "failed" ? error || "" : "";
-    reason.hidden = !(status === "failed" && error);
-  }
+  for (const holder of holders) renderChip(holder, status, error);
 }
 
 function start() {

@@ -1,6 +1,7 @@
 // Library status chips: poll the API for papers still queued or indexing until they settle.
 
-const STATUS_LABELS = { pending: "queued", indexing: "indexing…", ready: "ready", failed: "failed" };
+import { renderChip } from "./chip.js";
+
 const SETTLED = new Set(["ready", "failed"]);
 const POLL_MS = 3000;
 
@@ -13,13 +14,7 @@ function render(holder, { index_status: status, index_error: error, title, autho
     const meta = card.querySelector(".meta");
     if (meta) meta.textContent = [authors || "Unknown authors", year].filter(Boolean).join(" · ");
   }
-  holder.dataset.status = status;
-  const chip = holder.querySelector(".chip");
-  chip.className = `chip chip-${status}`;
-  chip.textContent = STATUS_LABELS[status] || status;
-  const reason = holder.querySelector(".chip-reason");
-  reason.textContent = status === "failed" ? error || "" : "";
-  reason.hidden = !(status === "failed" && error);
+  renderChip(holder, status, error);
 }
 
 async function poll() {
