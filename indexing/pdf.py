@@ -56,6 +56,11 @@ class PaperText:
     metadata: dict[str, str] = field(default_factory=dict)
 
 
+# What running out of address space looks like in the child: Python's MemoryError, or the dynamic
+# loader failing to map a library.
+_OUT_OF_MEMORY = ("MemoryError", "failed to map segment", "Cannot allocate memory")
+
+
 def _limit_memory() -> None:  # runs in the child, between fork and exec
     limit = settings.PDF_PARSE_MEMORY_MB * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -83,11 +88,12 @@ def extract_text(path: Path | str) -> PaperText:
         ) from exc
     if completed.returncode != 0:
         stderr = completed.stderr.decode(errors="replace")
-        if "MemoryError" in stderr or completed.returncode < 0:
+        if completed.returncode < 0 or any(sign in stderr for sign in _OUT_OF_MEMORY):
             raise PdfResourceError(
                 f"Reading the PDF needed more than {settings.PDF_PARSE_MEMORY_MB} MB of memory, the limit per paper."
             )
-        raise PdfError(f"The PDF could not be read: {stderr.strip().splitlines()[-1:] or 'parser failed'}")
+        last_line = (stderr.strip().splitlines() or ["the parser stopped"])[-1]
+        raise PdfError(f"The PDF could not be read ({last_line[:300]}).")
     result = json.loads(completed.stdout)
     if "error" in result:
         error_class = PdfEncryptedError if result["error"] == "encrypted" else PdfError

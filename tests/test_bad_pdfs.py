@@ -82,3 +82,19 @@ def test_a_page_with_an_enormous_text_run_fails_naming_the_page(alice, settings,
     assert paper.index_error.startswith("Page 2 holds")
     assert "more than the 2,000 a page may hold" in paper.index_error
     assert_untouched(good_paper, alice)
+
+
+def test_a_paper_over_the_parse_time_limit_fails_with_that_reason(alice, settings, good_paper, make_pdf):
+    settings.PDF_PARSE_TIMEOUT_SECONDS = 0.05  # less than the parser's own start-up
+    paper = fail_with(alice, make_pdf([GOOD_TEXT]))
+    assert paper.index_error == "Reading the PDF took longer than 0.05 s, the limit per paper."
+    settings.PDF_PARSE_TIMEOUT_SECONDS = 60
+    assert_untouched(good_paper, alice)
+
+
+def test_a_paper_over_the_parse_memory_limit_fails_with_that_reason(alice, settings, good_paper, make_pdf):
+    settings.PDF_PARSE_MEMORY_MB = 20  # less than the parser needs to load
+    paper = fail_with(alice, make_pdf([GOOD_TEXT]))
+    assert paper.index_error == "Reading the PDF needed more than 20 MB of memory, the limit per paper."
+    settings.PDF_PARSE_MEMORY_MB = 2048
+    assert_untouched(good_paper, alice)
