@@ -15,7 +15,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from asgiref.sync import sync_to_async
+from asgiref.sync import async_to_sync, sync_to_async
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
@@ -250,7 +250,9 @@ def answer_question(*, project: Project, user: User, question: str) -> Answer:
         async for _ in session.events():
             pass
 
-    asyncio.run(run())
+    # async_to_sync, not asyncio.run: the session's database calls then run in this thread, on this
+    # thread's connection (and inside a caller's transaction), instead of a worker thread's.
+    async_to_sync(run)()
     return Answer(
         text=session.text, references=[session.references[n] for n in session.cited], extractive=session.extractive
     )

@@ -10,5 +10,6 @@ urlpatterns = [
     path("<int:pk>/remove/", views.remove, name="remove"),
     path("<int:pk>/add-to-project/", views.add_to_project, name="add_to_project"),
     path("<int:pk>/read/", views.reader, name="reader"),
+    path("<int:pk>/chat/", views.chat_ask, name="chat_ask"),
     path("<int:pk>/file/", views.file, name="file"),
 ]

@@ -104,6 +104,15 @@ def reader(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
 
 
 @login_required
+@require_POST
+def chat_ask(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
+    # Answers stream over a WebSocket driven by chat.js; without JavaScript there is nothing to stream to.
+    paper = get_paper_for_user(request.user, pk)
+    messages.info(request, "Enable JavaScript to chat: answers stream live into the page.")
+    return redirect("papers:reader", pk=paper.pk)
+
+
+@login_required
 @require_GET
 def file(request: AuthenticatedHttpRequest, pk: int) -> FileResponse:
     paper = get_paper_for_user(request.user, pk)

@@ -206,3 +206,15 @@ def test_every_page_sends_a_content_security_policy(alice, client_for):
     response = client_for(alice).get(reverse("projects:list"))
 
     assert "script-src 'self'" in response["Content-Security-Policy"]
+
+
+def test_outsider_cannot_post_to_a_papers_chat_form(alice, mallory, add_paper, client_for):
+    paper = add_paper(alice)
+    response = client_for(mallory).post(reverse("papers:chat_ask", args=[paper.pk]))
+    assert response.status_code == HTTPStatus.NOT_FOUND
+
+
+def test_the_reader_offers_a_chat_on_that_paper_alone(alice, add_paper, client_for):
+    paper = add_paper(alice)
+    page = client_for(alice).get(reverse("papers:reader", args=[paper.pk])).content.decode()
+    assert f'data-socket-path="/ws/papers/{paper.pk}/chat/"' in page

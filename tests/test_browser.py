@@ -493,6 +493,33 @@ def test_stop_leaves_no_stuck_or_duplicate_turns(visit):
 
 
 @pytest.mark.browser
+def test_the_reader_chats_about_one_paper_and_cites_its_pages(visit):
+    from playwright.sync_api import expect
+
+    user = visit()
+    page = user.page
+    user.sign_in(DEMO_USERNAME, DEMO_PASSWORD)
+    user.open_demo_project()
+    page.locator(".papers-column a", has_text="Understandable Consensus").first.click()
+    expect(page.locator("#reader-page")).to_contain_text("Page 1")
+    user.wait_for_chat()
+
+    answer = user.ask("How does Raft elect a leader?")
+
+    links = answer.locator("a.citation")
+    assert links.count() >= 1, f"no citation in the answer: {answer.inner_text()}"
+    citation = citation_data(links.first)
+    assert "Understandable Consensus" in citation["title"]
+    assert citation["href"].endswith(f"?page={citation['page']}")
+    # Another paper's reader starts with a chat of its own (keyed by paper).
+    page.go_back()
+    page.locator(".papers-column a", has_text="Paxos Made Simple").first.click()
+    user.wait_for_chat()
+    expect(page.locator("#chat-messages > .message")).to_have_count(0)
+    user.check_console()
+
+
+@pytest.mark.browser
 def test_outsider_gets_404_for_the_demo_project(visit):
     owner = visit()
     owner.sign_in(DEMO_USERNAME, DEMO_PASSWORD)

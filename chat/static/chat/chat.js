@@ -1,4 +1,5 @@
-// The project chat: one WebSocket per project page, answers streamed as events.
+// Chat over a WebSocket, answers streamed as events: the project chat on a project page and the
+// per-paper chat on the reader; the page names its socket in data-socket-path on #chat.
 //
 // Server events (JSON, "type"): history, answer.start, answer.delta, answer.citation, answer.done,
 // error, paper.status. Client messages: {"type": "question", "text"} and {"type": "cancel"}.
@@ -106,7 +107,7 @@ function updatePaperStatus({ paper_id: paperId, status, error }) {
 }
 
 function start() {
-  const projectId = root.dataset.projectId;
+  const socketPath = root.dataset.socketPath;
   const list = document.getElementById("chat-messages");
   const form = document.getElementById("chat-form");
   const question = document.getElementById("chat-question");
@@ -181,7 +182,7 @@ function start() {
 
   function connect() {
     const scheme = location.protocol === "https:" ? "wss" : "ws";
-    socket = new WebSocket(`${scheme}://${location.host}/ws/projects/${encodeURIComponent(projectId)}/chat/`);
+    socket = new WebSocket(`${scheme}://${location.host}${socketPath}`);
     stateLine.textContent = "Connecting…";
     root.dataset.socket = "connecting";
     socket.addEventListener("open", () => {
