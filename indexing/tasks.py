@@ -35,10 +35,14 @@ def retry_delay(attempt: int) -> timedelta:
 
 
 @task()
-def index_paper(paper_id: int, attempt: int = 1) -> None:
+def index_paper(paper_id: int, attempt: int = 1, rebuild: bool = False) -> None:
     """Index one paper in the worker (see `indexing.services.index_paper`), retrying transient
-    failures with backoff. A paper deleted before its turn is skipped."""
+    failures with backoff. A paper deleted before its turn is skipped, and so is one already
+    searchable unless *rebuild* is asked for: queueing a paper twice costs nothing."""
     try:
+        if not rebuild and services.is_searchable(Paper.objects.get(pk=paper_id)):
+            logger.info("Paper %s is already indexed; nothing to do.", paper_id)
+            return
         services.index_paper(paper_id=paper_id)
     except Paper.DoesNotExist:
         logger.info("Paper %s is gone; nothing to index.", paper_id)
@@ -46,10 +50,10 @@ def index_paper(paper_id: int, attempt: int = 1) -> None:
         if services.is_permanent_failure(exc) or attempt >= MAX_ATTEMPTS:
             logger.warning("Indexing paper %s failed for good (run %s): %s", paper_id, attempt, exc.message)
             return
-        _schedule_retry(paper_id, attempt, exc.message)
+        _schedule_retry(paper_id, attempt, exc.message, rebuild=rebuild)
 
 
-def _schedule_retry(paper_id: int, attempt: int, reason: str) -> None:
+def _schedule_retry(paper_id: int, attempt: int, reason: str, *, rebuild: bool) -> None:
     delay = retry_delay(attempt)
     backend = index_paper.get_backend()
     if not backend.supports_defer:
@@ -65,7 +69,7 @@ def _schedule_retry(paper_id: int, attempt: int, reason: str) -> None:
         Paper.objects.filter(pk=paper_id).update(index_status=Paper.IndexStatus.PENDING, index_error=note)
         paper.index_status, paper.index_error = Paper.IndexStatus.PENDING, note
         notify_paper_status(paper)
-    index_paper.using(run_after=timezone.now() + delay).enqueue(paper_id=paper_id, attempt=attempt + 1)
+    index_paper.using(run_after=timezone.now() + delay).enqueue(paper_id=paper_id, attempt=attempt + 1, rebuild=rebuild)
     logger.info("Indexing paper %s failed (%s); run %s at +%s.", paper_id, reason, attempt + 1, delay)
 
 

@@ -69,10 +69,9 @@ def check_room(project: Project, adding: int) -> None:
 
 def _queue_if_unindexed(paper: Paper) -> None:
     # Lazy backfill: a paper with no chunks for the configured embedding model (never indexed, failed,
-    # or indexed by another model) is queued on first use. Pending and indexing papers are queued.
-    if paper.index_status in (Paper.IndexStatus.PENDING, Paper.IndexStatus.INDEXING):
-        return
-    if Paper.objects.ready().filter(pk=paper.pk).exists():
+    # indexed by another model, or pending with its task lost) is queued on first use. A paper being
+    # indexed right now is left to that run; a duplicate queue entry is skipped by the task.
+    if paper.index_status == Paper.IndexStatus.INDEXING or Paper.objects.ready().filter(pk=paper.pk).exists():
         return
     Paper.objects.filter(pk=paper.pk).update(index_status=Paper.IndexStatus.PENDING, index_error="")
     transaction.on_commit(partial(index_paper.enqueue, paper_id=paper.pk))
@@ -144,7 +143,8 @@ def upload_paper_to_project(*, project: Project, user: User, data: bytes, filena
     stored: list[str] = []
     try:
         with transaction.atomic():
-            added = add_paper_to_library(user=user, data=data, filename=filename)
+            # Adding it to the project queues its indexing (once).
+            added = add_paper_to_library(user=user, data=data, filename=filename, queue_indexing=False)
             if added.created and added.paper.file.name:
                 stored.append(added.paper.file.name)
             add_papers_to_project(project=project, papers=[added.paper], user=user)
@@ -175,5 +175,5 @@ def reprocess_paper(*, paper: Paper) -> Paper:
     if not Paper.objects.ready().filter(pk=paper.pk).exists():
         Paper.objects.filter(pk=paper.pk).update(index_status=Paper.IndexStatus.PENDING, index_error="")
         paper.index_status, paper.index_error = Paper.IndexStatus.PENDING, ""
-    transaction.on_commit(partial(index_paper.enqueue, paper_id=paper.pk))
+    transaction.on_commit(partial(index_paper.enqueue, paper_id=paper.pk, rebuild=True))
     return paper

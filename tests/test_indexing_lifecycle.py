@@ -178,7 +178,7 @@ def test_a_transient_failure_is_retried_later_with_backoff(alice, settings, stub
     assert paper.index_status == "pending"
     assert "not reachable" in paper.index_error and "run 2 of 5" in paper.index_error
     (retry,) = default_task_backend.results
-    assert retry.kwargs == {"paper_id": paper.pk, "attempt": 2}
+    assert retry.kwargs == {"paper_id": paper.pk, "attempt": 2, "rebuild": False}
     assert timezone.now() + timedelta(seconds=20) < retry.task.run_after < timezone.now() + timedelta(seconds=40)
 
 
@@ -215,3 +215,34 @@ def test_a_paper_deleted_before_its_turn_is_skipped(alice, stub_embeddings, inde
 
     assert store.count_chunks(paper_id) == 0
     assert default_task_backend.results == []
+
+
+def test_a_pending_paper_whose_task_was_lost_is_queued_when_added_to_a_project(
+    alice, index_queue, django_capture_on_commit_callbacks
+):
+    from projects.services import add_papers_to_project, create_project
+
+    paper = new_paper(alice, ["A paper imported before indexing existed. " * 5])
+    assert paper.index_status == "pending" and index_queue() == []
+    project = create_project(owner=alice, name="Backfill")
+    with django_capture_on_commit_callbacks(execute=True):
+        add_papers_to_project(project=project, papers=[paper], user=alice)
+    assert index_queue() == [paper.pk]
+
+
+def test_a_queued_task_for_a_paper_already_indexed_does_nothing_unless_asked_to_rebuild(
+    alice, settings, openai_stub, chunk_store
+):
+    from indexing.tasks import index_paper as index_task
+
+    use_stub_embeddings(settings, openai_stub)
+    paper = indexed_paper(alice, ["Raft elects a leader with randomized timeouts. " * 10])
+    calls = len(openai_stub.embedding_requests)
+
+    index_task.call(paper_id=paper.pk)
+    paper.refresh_from_db()
+    assert len(openai_stub.embedding_requests) == calls and paper.index_version == 1
+
+    index_task.call(paper_id=paper.pk, rebuild=True)
+    paper.refresh_from_db()
+    assert len(openai_stub.embedding_requests) > calls and paper.index_version == 2
