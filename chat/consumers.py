@@ -42,6 +42,15 @@ _MALFORMED = object()
 _FRAMES = ("question", "cancel", "clear")
 
 
+def _is_encodable(text: str) -> bool:
+    """False for text with lone surrogates (valid JSON escapes, but not storable text)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 class ChatConsumer(AsyncJsonWebsocketConsumer):
     """What both chats share: frame parsing, the answer task, cancel, clear and history.
 
@@ -120,6 +129,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         text = content.get("text")
         if not isinstance(text, str) or not text.strip():
             await self.send_json(events.error("malformed_frame", "A question needs a non-empty text."))
+            return
+        if not _is_encodable(text):
+            await self.send_json(events.error("malformed_frame", "The question holds characters that are not text."))
             return
         if len(text) > MAX_QUESTION_CHARS:
             await self.send_json(

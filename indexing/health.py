@@ -15,6 +15,9 @@ what is wrong; with `fix=True` it repairs what is safe to repair:
   (they are dead weight there); a paper whose only chunks are of another model keeps them (they
   are what it has, and serve again if the model is switched back) and is queued for a rebuild with
   the configured model, whose completion replaces them;
+- stuck: papers `indexing` with no change for longer than a build may take (`stuck_after`
+  seconds; default PDF_PARSE_TIMEOUT_SECONDS + 10 minutes), left by a worker that was killed
+  mid-build (fix: queue them again);
 - stale_versions: chunks of index versions older than the paper's current one, left by a
   build whose clean-up failed (fix: delete them). Chunks of a *newer* version belong to a build
   that is running or was cut short; the next build of that paper removes them, so they are not
@@ -25,6 +28,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.conf import settings
+from django.utils import timezone
 
 from indexing import store
 from indexing.embeddings import configured_model_name, get_embedder
@@ -60,9 +67,11 @@ class IndexHealth:
         return finding
 
 
-def check_index(*, fix: bool = False) -> IndexHealth:
+def check_index(*, fix: bool = False, stuck_after: float | None = None) -> IndexHealth:
     """Check the chunk index against the paper rows; with *fix*, repair what is safe (see the module
     docstring). Rebuilds are queued as tasks after commit (`mark_for_reindex`), not run here.
+    *stuck_after* (seconds) is how long a paper may stay `indexing` unchanged; 0 when no worker
+    runs, so any `indexing` paper is stuck.
 
     Never raises for an unreachable chunk index: that is reported as the finding `unreachable`.
     """
@@ -101,7 +110,26 @@ def check_index(*, fix: bool = False) -> IndexHealth:
     _check_missing_chunks(health, by_paper, papers, model, fix=fix)
     _check_other_models(health, by_paper, papers, model, fix=fix)
     _check_stale_versions(health, by_paper, papers, fix=fix)
+    _check_stuck(health, papers, stuck_after=stuck_after, fix=fix)
     return health
+
+
+def _check_stuck(health: IndexHealth, papers: dict[int, Paper], *, stuck_after: float | None, fix: bool) -> None:
+    if stuck_after is None:
+        stuck_after = settings.PDF_PARSE_TIMEOUT_SECONDS + 600
+    cutoff = timezone.now() - timedelta(seconds=stuck_after)
+    stuck = [p for p in papers.values() if p.index_status == Paper.IndexStatus.INDEXING and p.updated_at <= cutoff]
+    if not stuck:
+        return
+    finding = health.add(
+        "stuck",
+        f"{len(stuck)} paper(s) have been indexing for longer than a build takes; their worker is gone.",
+        [f"paper {p.pk} ({p.display_title}): indexing since {p.updated_at:%Y-%m-%d %H:%M:%S}" for p in stuck],
+    )
+    if fix:
+        for paper in stuck:
+            mark_for_reindex(paper=paper)
+        finding.fixed = True
 
 
 def _check_orphans(health: IndexHealth, by_paper: dict, papers: dict[int, Paper], *, fix: bool) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import resource
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from annotagent.errors import AnnotagentError
+from annotagent.errors import AnnotagentError, ServiceUnavailableError
 
 # A page with fewer characters than this counts as having no text layer.
 MIN_TEXT_CHARS_PER_PAGE = 20
@@ -42,6 +43,12 @@ class PdfNoTextError(PdfError):
     code = "pdf_no_text"
 
 
+class PdfInterruptedError(ServiceUnavailableError):
+    """The parser was stopped from outside (a shutdown), not by the PDF: worth another try."""
+
+    code = "pdf_interrupted"
+
+
 class PdfResourceError(PdfError):
     """Parsing the PDF took more time or memory than allowed."""
 
@@ -59,6 +66,7 @@ class PaperText:
 # What running out of address space looks like in the child: Python's MemoryError, or the dynamic
 # loader failing to map a library.
 _OUT_OF_MEMORY = ("MemoryError", "failed to map segment", "Cannot allocate memory")
+_STOP_SIGNALS = {-signal.SIGTERM, -signal.SIGINT, -signal.SIGHUP}
 
 
 def _limit_memory() -> None:  # runs in the child, between fork and exec
@@ -80,6 +88,9 @@ def extract_text(path: Path | str) -> PaperText:
             capture_output=True,
             timeout=settings.PDF_PARSE_TIMEOUT_SECONDS,
             preexec_fn=_limit_memory,
+            # Its own session: a Ctrl-C or TERM to the worker's process group is the worker's to
+            # handle, not a reason to fail the paper.
+            start_new_session=True,
             check=False,
         )
     except subprocess.TimeoutExpired as exc:
@@ -88,6 +99,8 @@ def extract_text(path: Path | str) -> PaperText:
         ) from exc
     if completed.returncode != 0:
         stderr = completed.stderr.decode(errors="replace")
+        if completed.returncode in _STOP_SIGNALS:
+            raise PdfInterruptedError("Reading the PDF was interrupted; it will be read again.")
         if completed.returncode < 0 or any(sign in stderr for sign in _OUT_OF_MEMORY):
             raise PdfResourceError(
                 f"Reading the PDF needed more than {settings.PDF_PARSE_MEMORY_MB} MB of memory, the limit per paper."
@@ -124,7 +137,9 @@ _ABSTRACT = re.compile(
     r"\n\s*(?:keywords|categories and subject descriptors|ccs concepts)\b)",
     re.IGNORECASE | re.DOTALL,
 )
-_JUNK_TITLES = {"untitled", "paper.dvi", "microsoft word"}
+# A title line that ends like this goes on on the next line.
+_CONTINUES = re.compile(r"(?:\b(?:and|of|for|the|a|an|in|on|with|to|via|from)|[,:\u2013-])$", re.IGNORECASE)
+_JUNK_TITLES = {"administrator", "untitled", "paper.dvi", "microsoft word"}
 
 
 def _good_meta(value: str) -> bool:
@@ -142,6 +157,11 @@ def _looks_like_names(line: str) -> bool:
     return sum(word[0].isupper() for word in words) >= 0.6 * len(words)
 
 
+def _looks_like_title(line: str) -> bool:
+    """A first line that reads like a title: a few words, not a sentence."""
+    return 2 <= len(line.split()) <= 30 and not line.rstrip().endswith((".", ";", ","))
+
+
 def extract_metadata(text: PaperText) -> PaperMetadata:
     """Title, authors, year, abstract and DOI, from the PDF's info dictionary where it gives them and
     from the first page otherwise. Every field may come back empty."""
@@ -151,13 +171,28 @@ def extract_metadata(text: PaperText) -> PaperMetadata:
         first_page = first_page + "\n" + text.pages[1]
     lines = [line.strip() for line in first_page.splitlines() if line.strip()]
 
-    title = info.get("Title", "") if _good_meta(info.get("Title", "")) else ""
-    if not title and lines:
+    # The info dictionary's title when the first page prints it; else the first line (continued
+    # while it ends mid-phrase) when it reads like a title; else the info title after all. Info
+    # titles are often a file name or a section title ("System Model").
+    info_title = info.get("Title", "") if _good_meta(info.get("Title", "")) else ""
+    folded_head = re.sub(r"\s+", " ", first_page[:1000]).lower()
+    printed = bool(info_title) and re.sub(r"\s+", " ", info_title).lower() in folded_head
+    title, author_line = (info_title, 1) if printed else ("", 1)
+    if printed:  # the author line follows the lines the printed title takes
+        while author_line < len(lines) and len(" ".join(lines[:author_line])) < len(title) - 2:
+            author_line += 1
+    elif lines and _looks_like_title(lines[0]):
         title = lines[0]
+        while author_line < min(len(lines), 3) and _CONTINUES.search(title):
+            title = f"{title} {lines[author_line]}"
+            author_line += 1
+    else:
+        title = info_title or (lines[0] if lines else "")
     authors = info.get("Author", "") if _good_meta(info.get("Author", "")) else ""
-    if not authors and len(lines) > 1 and _looks_like_names(lines[1]):
-        authors = lines[1]
-    authors = authors.split(";")[0].strip()
+    if not authors and len(lines) > author_line and _looks_like_names(lines[author_line]):
+        authors = lines[author_line]
+    # "A ; B ; C" lists authors; "A, B; Affiliation" ends the list at the semicolon.
+    authors = authors.replace(" ; ", ", ").split(";")[0].strip()
 
     head = "\n".join(text.pages[:2])
     doi_match = _DOI.search(head)
@@ -166,11 +201,12 @@ def extract_metadata(text: PaperText) -> PaperMetadata:
     abstract = re.sub(r"\s+", " ", abstract).strip()
 
     year = None
-    for source in (info.get("CreationDate", ""), head[:3000]):
-        found = _YEAR.search(source)
-        if found:
-            year = int(found.group(1))
-            break
+    created = re.match(r"(?:D:)?((?:19|20)\d\d)", info.get("CreationDate", ""))
+    found = _YEAR.search(head[:3000])
+    if created:
+        year = int(created.group(1))
+    elif found:
+        year = int(found.group(1))
     return PaperMetadata(
         title=title[:500],
         authors=authors[:1000],

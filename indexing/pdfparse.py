@@ -67,6 +67,21 @@ def _region_text(page: Any, top: float, bottom: float, left: float, right: float
     return page.filter(inside).extract_text(x_tolerance_ratio=X_TOLERANCE_RATIO) or ""
 
 
+def _spans_centre(row: list[dict[str, Any]], mid: float) -> bool:
+    """Whether a row of words runs across the page's vertical centre: a word straddles it, or the
+    gap around it is an ordinary word space (under 0.6 of the text height) rather than a gutter, as
+    in a centred title "The Google | File System"."""
+    if any(w["x0"] < mid - 2 and w["x1"] > mid + 2 for w in row):
+        return True
+    left = [w for w in row if w["x1"] <= mid + 2]
+    right = [w for w in row if w["x0"] >= mid - 2]
+    if not left or not right:
+        return False
+    before, after = max(left, key=lambda w: w["x1"]), min(right, key=lambda w: w["x0"])
+    height = max(before["bottom"] - before["top"], after["bottom"] - after["top"])
+    return after["x0"] - before["x1"] < 0.6 * height
+
+
 def page_text(page: Any) -> str:
     """The reading-order text of one pdfplumber page.
 
@@ -79,14 +94,13 @@ def page_text(page: Any) -> str:
         return _extract(page)
     x0, page_top, x1, page_bottom = page.bbox
     mid = (x0 + x1) / 2
-    rows: list[tuple[float, float, bool]] = []  # (top, bottom, crosses the centre)
+    grouped: list[list[dict[str, Any]]] = []
     for word in sorted(words, key=lambda w: (w["top"], w["x0"])):
-        crosses = word["x0"] < mid - 2 and word["x1"] > mid + 2
-        if rows and word["top"] < rows[-1][1] - 1:
-            top, bottom, crossing = rows[-1]
-            rows[-1] = (top, max(bottom, word["bottom"]), crossing or crosses)
+        if grouped and word["top"] < max(w["bottom"] for w in grouped[-1]) - 1:
+            grouped[-1].append(word)
         else:
-            rows.append((word["top"], word["bottom"], crosses))
+            grouped.append([word])
+    rows = [(min(w["top"] for w in row), max(w["bottom"] for w in row), _spans_centre(row, mid)) for row in grouped]
     bands: list[list[float | bool]] = []  # [top, bottom, two_column]
     for top, bottom, crossing in rows:
         if bands and bands[-1][2] == (not crossing):

@@ -21,7 +21,7 @@ from indexing.blurbs import make_blurbs
 from indexing.chunking import chunk_pages, dehyphenate
 from indexing.embeddings import EmbeddingError, configured_model_name, get_embedder
 from indexing.notifications import notify_paper_status
-from indexing.pdf import PdfError, extract_metadata, extract_text
+from indexing.pdf import PdfError, PdfInterruptedError, extract_metadata, extract_text
 from papers.models import Paper
 
 logger = logging.getLogger(__name__)
@@ -216,10 +216,10 @@ def _fail(
 
 def is_permanent_failure(exc: BaseException) -> bool:
     """Whether retrying cannot help: the PDF itself is the problem (PdfError), or the error is not
-    one of the known transient ones (ChunkStoreError, EmbeddingError)."""
+    one of the known transient ones (ChunkStoreError, EmbeddingError, PdfInterruptedError)."""
     if isinstance(exc, PdfError):
         return True
-    return not isinstance(exc, store.ChunkStoreError | EmbeddingError)
+    return not isinstance(exc, store.ChunkStoreError | EmbeddingError | PdfInterruptedError)
 
 
 def mark_for_reindex(*, paper: Paper) -> None:
@@ -231,7 +231,7 @@ def mark_for_reindex(*, paper: Paper) -> None:
 
     if not is_searchable(paper):
         _set_status(paper, Paper.IndexStatus.PENDING)
-    transaction.on_commit(lambda: index_paper_task.enqueue(paper_id=paper.pk))
+    transaction.on_commit(lambda: index_paper_task.enqueue(paper_id=paper.pk, rebuild=True))
 
 
 def papers_needing_index(papers: QuerySet[Paper], *, check_store: bool = True) -> tuple[list[Paper], list[Paper]]:

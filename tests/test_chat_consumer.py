@@ -244,6 +244,7 @@ async def test_clear_empties_the_thread(alice, indexed_project, openai_stub):
         '{"type": "shout"}',
         '{"type": "question"}',
         '{"type": "question", "text": " "}',
+        r'{"type": "question", "text": "a lone surrogate \ud800 is not text"}',
     ],
 )
 async def test_a_malformed_frame_gets_a_clear_error_and_the_connection_stays_open(

@@ -146,3 +146,29 @@ def test_an_unreachable_chunk_index_fails_the_check_with_a_clear_reason(settings
 
     assert code == 1
     assert "unreachable: Could not reach the chunk index: the MongoDB server of MONGODB_URI is not reachable" in output
+
+
+def test_a_paper_left_indexing_by_a_killed_worker_is_found_and_queued_again(
+    alice, stub, index_queue, django_capture_on_commit_callbacks
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    paper = indexed_paper(alice, [TEXT])
+    Paper.objects.filter(pk=paper.pk).update(index_status="indexing", updated_at=timezone.now() - timedelta(hours=2))
+
+    output, code = check()
+    assert code == 1 and "stuck" in output and f"paper {paper.pk} (" in output
+
+    with django_capture_on_commit_callbacks(execute=True):
+        output, code = check(fix=True)
+    assert code == 0 and "[fixed] stuck" in output
+    assert index_queue() == [paper.pk]
+    assert Paper.objects.get(pk=paper.pk).index_status == "pending"
+
+
+def test_a_paper_indexing_right_now_is_not_stuck(alice, stub):
+    paper = indexed_paper(alice, [TEXT])
+    Paper.objects.filter(pk=paper.pk).update(index_status="indexing")
+    assert "stuck" not in check()[0]

@@ -48,3 +48,21 @@ def test_metadata_comes_from_the_first_page_when_the_pdf_gives_none():
     assert metadata.title.startswith("The Chubby lock service")
     assert "Burrows" in metadata.authors
     assert metadata.abstract.startswith("We describe our experiences")
+
+
+def test_a_centred_title_whose_word_gap_falls_on_the_page_centre_reads_as_one_line():
+    text = extract_text(shared_paper("storage/gfs.pdf"))
+    assert text.pages[0].startswith("The Google File System\n")
+    assert extract_metadata(text).title == "The Google File System"
+
+
+def test_metadata_ignores_an_info_title_the_page_does_not_print_and_lists_all_authors():
+    metadata = extract_metadata(extract_text(shared_paper("scholarly-reading/s2orc.pdf")))
+    assert metadata.title == "S2ORC: The Semantic Scholar Open Research Corpus"
+    assert metadata.authors.startswith("Kyle Lo, Lucy Lu Wang, Mark Neumann")
+    assert metadata.year == 2020
+
+
+def test_a_title_broken_over_two_lines_is_read_whole():
+    metadata = extract_metadata(extract_text(shared_paper("scholarly-reading/papermage.pdf")))
+    assert metadata.title.endswith("Representing, and Manipulating Visually-Rich Scientific Documents")

@@ -16,9 +16,17 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--fix", action="store_true", help="repair what is safe to repair")
+        parser.add_argument(
+            "--stuck-after",
+            type=float,
+            default=None,
+            metavar="SECONDS",
+            help="a paper indexing unchanged for longer is stuck (default: PDF_PARSE_TIMEOUT_SECONDS + 600; "
+            "0 when no worker is running)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        health = check_index(fix=options["fix"])
+        health = check_index(fix=options["fix"], stuck_after=options["stuck_after"])
         for finding in health.findings:
             style = self.style.SUCCESS if finding.fixed else self.style.ERROR
             mark = "fixed" if finding.fixed else "problem"
