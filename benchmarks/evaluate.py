@@ -99,7 +99,7 @@ def ingest_corpus(*, reindex: bool) -> Any:
 def _fold(text: str) -> str:
     """Letters, digits and punctuation only: white space and hyphens (which line breaks add and
     dehyphenation removes) are dropped, and quoted "[ref N]" markers read as the page's "[N]"."""
-    return re.sub(r"[\s\-\u00ad]+", "", re.sub(r"\[ref ([^\]]+)\]", r"[\1]", text))
+    return re.sub(r"[\s\-\u00ad\u2060]+", "", re.sub(r"\[ref ([^\]]+)\]", r"[\1]", text))
 
 
 def corpus_pages(papers: list[Any]) -> tuple[dict[int, str], dict[int, list[str]]]:

@@ -31,18 +31,73 @@ class Sentence:
     text: str
 
 
+# A line of its own that is no sentence: a section heading ("2.5 The Implementation"), a caption
+# label, a running head. Passages are cut there, so headings are never glued into a quote.
+_BREAK_LINE = re.compile(
+    r"^(?:(?:\d+(?:\.\d+)*|[IVX]+)\.?\s+[A-Z][^.;:]{0,80}|Abstract|Introduction|Conclusions?|"
+    r"Related Work|Acknowl?edge?ments?|References)$"
+)
+# Bibliography entries: venue, pages, volume or publisher words, or "Surname, I." openings.
+_BIBLIOGRAPHY = re.compile(
+    r"\b(?:In Proc(?:eedings|\.)|Proceedings of|pp\.|vol\.|arXiv|doi:|ACM Trans|IEEE Trans|Press|et al\.,)"
+    r"|^(?:\[ref \d+\]\s*)?[A-Z][a-z]+,\s+[A-Z]\.",
+)
+# A paper's own reference marker in a quote: a word joiner after "[" keeps it verbatim on screen
+# while neither our parser nor the browser reads it as a citation.
+_QUOTED_MARKER = re.compile(r"\[ref ([^\]]+)\]")
+
+
+_CITATION_LINE = re.compile(r"\b(?:19|20)\d\d[a-z]?\b|\bIn Proc|\bProceedings\b|\bpp\.|\bvol\.|\bet al\.")
+
+
+def looks_like_bibliography(text: str) -> bool:
+    """A passage from a reference list: at least 30% of its lines carry a year or venue words.
+    Its "sentences" are titles of other works, never evidence for a claim."""
+    lines = [line for line in text.split("\n") if line.strip()]
+    return bool(lines) and sum(bool(_CITATION_LINE.search(line)) for line in lines) >= 0.3 * len(lines)
+
+
+def _blocks(text: str) -> list[str]:
+    """*text* cut at heading-like lines (which are dropped), each block dehyphenated and folded."""
+    blocks, current = [], []
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if _BREAK_LINE.match(stripped) and len(stripped.split()) <= 10:
+            blocks.append("\n".join(current))
+            current = []
+        else:
+            current.append(line)
+    blocks.append("\n".join(current))
+    return [dehyphenate(block) for block in blocks if block.strip()]
+
+
+def is_quotable(text: str) -> bool:
+    """A whole prose sentence: starts with a capital (or bracket), ends with a stop, mostly letters
+    (not a table row), not a bibliography entry, not a footnote glued to its number ("2We ...")."""
+    if not MIN_SENTENCE_CHARS <= len(text) <= MAX_SENTENCE_CHARS:
+        return False
+    if not (text[0].isupper() or text[0] in "([") or text[-1] not in ".!?":
+        return False
+    letters = sum(ch.isalpha() for ch in text)
+    digits = sum(ch.isdigit() for ch in text)
+    if letters < 0.6 * len(text) or digits > 0.15 * len(text):
+        return False
+    return not (_BIBLIOGRAPHY.search(text) or re.match(r"^\d+[A-Z]", text))
+
+
 def candidate_sentences(references: Sequence[Reference]) -> list[Sentence]:
-    """Whole sentences of each passage, whitespace folded and hyphenation joined; fragments cut at a
-    passage edge (no capital start or no final stop) and very short or long ones are left out."""
+    """Whole prose sentences of each passage (see `is_quotable`), whitespace folded, hyphenation
+    joined, headings left out; a paper's own bibliography markers stay verbatim but inert."""
     sentences = []
     for ref in references:
-        for raw in _SPLIT.split(neutralise_paper_markers(dehyphenate(ref.text))):
-            text = raw.strip()
-            if not MIN_SENTENCE_CHARS <= len(text) <= MAX_SENTENCE_CHARS:
-                continue
-            if not (text[0].isupper() or text[0] in "([") or text[-1] not in ".!?":
-                continue
-            sentences.append(Sentence(ref.n, ref.paper_id, ref.title, text))
+        if looks_like_bibliography(ref.text):
+            continue
+        for block in _blocks(ref.text):
+            for raw in _SPLIT.split(neutralise_paper_markers(block)):
+                text = raw.strip()
+                if is_quotable(text):
+                    quoted = _QUOTED_MARKER.sub(lambda m: f"[\u2060{m.group(1)}]", text)
+                    sentences.append(Sentence(ref.n, ref.paper_id, ref.title, quoted))
     return sentences
 
 
