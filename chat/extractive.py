@@ -59,7 +59,8 @@ def looks_like_bibliography(text: str) -> bool:
 
 def _blocks(text: str) -> list[str]:
     """*text* cut at heading-like lines (which are dropped), each block dehyphenated and folded."""
-    blocks, current = [], []
+    blocks: list[str] = []
+    current: list[str] = []
     for line in text.split("\n"):
         stripped = line.strip()
         if _BREAK_LINE.match(stripped) and len(stripped.split()) <= 10:
