@@ -158,7 +158,10 @@ def _looks_like_names(line: str) -> bool:
 
 
 def _looks_like_title(line: str) -> bool:
-    """A first line that reads like a title: a few words, not a sentence."""
+    """A first line that reads like a title: a few words, not a sentence (no sentence end inside or
+    at the end of it)."""
+    if re.search(r"[.!?]\s+[A-Z]", line):
+        return False
     return 2 <= len(line.split()) <= 30 and not line.rstrip().endswith((".", ";", ","))
 
 
