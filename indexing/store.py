@@ -181,9 +181,20 @@ def stop_embedded_server(data_dir: Path | None = None) -> bool:
     return True
 
 
+# The embedded server's URI per data folder, once this process has found (or started) it: finding
+# it takes a file lock and a ping, too much for every query. Forgotten on a connection failure, so
+# the next call finds the server again (or starts a new one).
+_embedded_uris: dict[Path, str] = {}
+
+
 def mongodb_uri() -> str:
     """`MONGODB_URI`, or the embedded server's URI (started on first use)."""
-    return settings.MONGODB_URI or ensure_embedded_server()
+    if settings.MONGODB_URI:
+        return settings.MONGODB_URI
+    data_dir = Path(settings.EMBEDDED_MONGO_DIR)
+    if data_dir not in _embedded_uris:
+        _embedded_uris[data_dir] = ensure_embedded_server(data_dir)
+    return _embedded_uris[data_dir]
 
 
 def get_client() -> MongoClient:
@@ -199,6 +210,7 @@ def get_client() -> MongoClient:
 
 def reset_client() -> None:
     """Close and forget every cached client (tests that point at another server, or after a fork)."""
+    _embedded_uris.clear()
     while _clients:
         _clients.popitem()[1].close()
 
@@ -216,6 +228,7 @@ def _error(action: str, exc: PyMongoError) -> ChunkStoreError:
     """Our error for a pymongo failure: a short, credential-free sentence rather than pymongo's
     topology dump, which names every server it tried."""
     if isinstance(exc, ConnectionFailure):
+        _embedded_uris.clear()
         where = "the MongoDB server of MONGODB_URI" if settings.MONGODB_URI else "the embedded chunk index server"
         return ChunkStoreError(
             f"{action}: {where} is not reachable ({type(exc).__name__}). "
