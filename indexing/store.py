@@ -124,10 +124,9 @@ def ensure_embedded_server(data_dir: Path | None = None, *, wait_seconds: float 
     state_file = data_dir / "server.json"
     with open(data_dir / "server.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if state_file.exists():
-            uri = json.loads(state_file.read_text())["uri"]
-            if _ping(uri):
-                return uri
+        running = embedded_server_uri(data_dir)
+        if running:
+            return running
         port = _free_port()
         uri = _uri_for(port)
         log = open(data_dir / "server.log", "ab")
