@@ -15,6 +15,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
 from asgiref.sync import async_to_sync, sync_to_async
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -79,12 +80,20 @@ def _retrieve(project: Project, question: str) -> Retrieval:
     return retrieve_passages(papers=papers, question=question)
 
 
-def extractive_answer(question: str, references: list[Reference], *, refusal: str = REFUSAL) -> str:
-    """Compose the extractive answer for *references*; *refusal* when no sentence qualifies."""
+def extractive_answer(
+    question: str,
+    references: list[Reference],
+    *,
+    refusal: str = REFUSAL,
+    query_embedding: np.ndarray | None = None,
+) -> str:
+    """Compose the extractive answer for *references*; *refusal* when no sentence qualifies.
+    *query_embedding* is the question's embedding when retrieval already computed it."""
     sentences = candidate_sentences(references)
     if not sentences:
         return refusal
-    scores = get_embedder().embed([s.text for s in sentences]) @ embed_query(question)
+    query = embed_query(question) if query_embedding is None else query_embedding
+    scores = get_embedder().embed([s.text for s in sentences]) @ query
     return compose_extractive_answer(sentences, scores, min_score=EXTRACTIVE_MIN_SENTENCE_SCORE) or refusal
 
 
@@ -202,7 +211,9 @@ class AnswerSession(StreamedAnswer):
                 yield word
             return
         if self.extractive:
-            answer = await sync_to_async(extractive_answer)(self.question, retrieval.references)
+            answer = await sync_to_async(extractive_answer)(
+                self.question, retrieval.references, query_embedding=retrieval.query_embedding
+            )
             # The whole answer is known before it streams: number references as they appear.
             answer, mapping = renumber_by_first_citation(answer, self.references)
             self.references = {mapping[n]: replace(ref, n=mapping[n]) for n, ref in self.references.items()}

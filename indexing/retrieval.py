@@ -136,6 +136,8 @@ class Retrieval:
     searched_papers: int
     mode: str = "dense"
     failed: list[str] = field(default_factory=list)
+    # The question's embedding when a dense leg computed it, for callers that need it again.
+    query_embedding: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -533,7 +535,10 @@ def retrieve_passages(
     # The index is keyed by all the project's ready papers, so a filter reuses it (as a row mask).
     versions = {paper.pk: paper.index_version for paper in ready}
     limit = min(max(top_k * 4, per_paper * len(searched) * 2), MAX_CANDIDATES)
-    hits, ran = rank_hits(question=question, versions=versions, searched=searched, mode=mode, limit=limit)
+    query = None if mode == "lexical" else embed_query(question)
+    hits, ran = rank_hits(
+        question=question, versions=versions, searched=searched, mode=mode, limit=limit, query_embedding=query
+    )
     selected = select_passages(
         hits,
         min_relevance=settings.PROJECT_CHAT_MIN_RELEVANCE if ran != "lexical" else None,
@@ -548,4 +553,5 @@ def retrieve_passages(
         searched_papers=len(searched),
         mode=ran,
         failed=failed,
+        query_embedding=query,
     )
