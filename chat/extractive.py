@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from chat.citations import neutralise_paper_markers
-from indexing.chunking import dehyphenate
+from indexing.chunking import dehyphenate, is_heading
 from indexing.retrieval import Reference
 
 SENTENCES_PER_PAPER = 2
@@ -31,12 +31,6 @@ class Sentence:
     text: str
 
 
-# A line of its own that is no sentence: a section heading ("2.5 The Implementation"), a caption
-# label, a running head. Passages are cut there, so headings are never glued into a quote.
-_BREAK_LINE = re.compile(
-    r"^(?:(?:\d+(?:\.\d+)*|[IVX]+)\.?\s+[A-Z][^.;:]{0,80}|Abstract|Introduction|Conclusions?|"
-    r"Related Work|Acknowl?edge?ments?|References)$"
-)
 # Bibliography entries: venue, pages, volume or publisher words, or "Surname, I." openings.
 _BIBLIOGRAPHY = re.compile(
     r"\b(?:In Proc(?:eedings|\.)|Proceedings of|pp\.|vol\.|arXiv|doi:|ACM Trans|IEEE Trans|Press|et al\.,)"
@@ -58,12 +52,12 @@ def looks_like_bibliography(text: str) -> bool:
 
 
 def _blocks(text: str) -> list[str]:
-    """*text* cut at heading-like lines (which are dropped), each block dehyphenated and folded."""
+    """*text* cut at section-heading lines (`is_heading`, dropped), so a heading is never glued into
+    a quote; each block dehyphenated and folded."""
     blocks: list[str] = []
     current: list[str] = []
     for line in text.split("\n"):
-        stripped = line.strip()
-        if _BREAK_LINE.match(stripped) and len(stripped.split()) <= 10:
+        if is_heading(line):
             blocks.append("\n".join(current))
             current = []
         else:

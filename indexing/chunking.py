@@ -20,8 +20,8 @@ from tokenizers import Tokenizer
 
 # A section heading: "3 Design", "4.2 Leader election", "II. RELATED WORK", "Abstract".
 _HEADING = re.compile(
-    r"^(?:(?:\d+(?:\.\d+)*|[IVX]+)\.?\s+[A-Z][^\n]{2,70}|abstract|introduction|conclusions?|references)$",
-    re.IGNORECASE,
+    r"^(?:(?:\d+(?:\.\d+)*|[IVX]+)\.?\s+[A-Z][^\n]{2,80}"
+    r"|(?i:abstract|introduction|conclusions?|related work|acknowl?edge?ments?|references))$"
 )
 _HYPHEN_BREAK = re.compile(r"(\w+)-\n(\w+)")
 
@@ -84,12 +84,19 @@ def dehyphenate(text: str) -> str:
     return re.sub(r"\s*\n\s*", " ", _HYPHEN_BREAK.sub(join, text))
 
 
+def is_heading(line: str) -> bool:
+    """Whether *line* (one line of page text) is a section heading: "3 Design", "4.2 Leader
+    election", "II. Related work", or a named one ("Abstract", "References"), at most ten words."""
+    stripped = line.strip()
+    return bool(_HEADING.match(stripped)) and len(stripped.split()) <= 10
+
+
 def _headings(page_text: str) -> list[tuple[int, str]]:
     found = []
     offset = 0
     for line in page_text.split("\n"):
         stripped = line.strip()
-        if _HEADING.match(stripped) and len(stripped.split()) <= 10:
+        if is_heading(stripped):
             found.append((offset, stripped))
         offset += len(line) + 1
     return found
