@@ -51,6 +51,10 @@ def looks_like_bibliography(text: str) -> bool:
     return bool(lines) and sum(bool(_CITATION_LINE.search(line)) for line in lines) >= 0.3 * len(lines)
 
 
+# A figure or table caption label inside a "sentence": figure text glued to a caption or to prose.
+_CAPTION = re.compile(r"\b(?:Figure|Fig\.|Table)\s+\d+:")
+
+
 def _blocks(text: str) -> list[str]:
     """*text* cut at section-heading lines (`is_heading`, dropped), so a heading is never glued into
     a quote; each block dehyphenated and folded."""
@@ -68,7 +72,8 @@ def _blocks(text: str) -> list[str]:
 
 def is_quotable(text: str) -> bool:
     """A whole prose sentence: starts with a capital (or bracket), ends with a stop, mostly letters
-    (not a table row), not a bibliography entry, not a footnote glued to its number ("2We ...")."""
+    (not a table row), not a bibliography entry, not a footnote glued to its number ("2We ..."),
+    no figure or table caption label inside (figure text glued to prose)."""
     if not MIN_SENTENCE_CHARS <= len(text) <= MAX_SENTENCE_CHARS:
         return False
     if not (text[0].isupper() or text[0] in "([") or text[-1] not in ".!?":
@@ -77,7 +82,7 @@ def is_quotable(text: str) -> bool:
     digits = sum(ch.isdigit() for ch in text)
     if letters < 0.6 * len(text) or digits > 0.15 * len(text):
         return False
-    return not (_BIBLIOGRAPHY.search(text) or re.match(r"^\d+[A-Z]", text))
+    return not (_BIBLIOGRAPHY.search(text) or re.match(r"^\d+[A-Z]", text) or _CAPTION.search(text))
 
 
 def candidate_sentences(references: Sequence[Reference]) -> list[Sentence]:

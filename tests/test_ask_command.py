@@ -45,6 +45,7 @@ def ask(*args: str) -> dict:
 def test_ask_json_shows_each_references_ranks_and_fused_score(project):
     result = ask("How does Raft elect a leader with randomized election timeouts?")
     assert result["mode"] == "hybrid"
+    assert result["extractive"] is True  # no chat model is configured in tests
     assert result["references"]
     for reference in result["references"]:
         assert {"n", "paper_id", "title", "page", "text"} <= reference.keys()

@@ -90,6 +90,16 @@ def test_headings_are_not_glued_into_quotes_and_table_rows_and_footnotes_are_not
     ]
 
 
+def test_figure_text_glued_to_a_caption_is_not_quoted():
+    text = (
+        "GFS client File namespace /foo/bar chunk 2ef0 Legend: Data messages Figure 1: GFS Architecture "
+        "and replication decisions using global knowledge. The master makes placement decisions with global knowledge."
+    )
+    assert [s.text for s in candidate_sentences([reference(1, 1, text)])] == [
+        "The master makes placement decisions with global knowledge."
+    ]
+
+
 def test_a_reference_list_is_never_quoted_as_evidence():
     bibliography = (
         "[12] Lo, K., Wang, L. L., and Neumann, M. 2020.\n"

@@ -43,7 +43,12 @@ class Command(BaseCommand):
             for ref in answer.references
         ]
         if options["json"]:
-            self.stdout.write(json.dumps({"answer": answer.text, "mode": mode, "references": references}, indent=2))
+            self.stdout.write(
+                json.dumps(
+                    {"answer": answer.text, "extractive": answer.extractive, "mode": mode, "references": references},
+                    indent=2,
+                )
+            )
             return
         self.stdout.write(answer.text + "\n")
         for ref in references:
