@@ -41,11 +41,13 @@ REFUSAL = (
 @dataclass(frozen=True)
 class Turn:
     """One past message: *role* is "user" or "assistant"; *complete* is False for an answer that
-    was stopped or failed."""
+    was stopped or failed; *paper_ids* are the papers an answer's citations point at, in citation
+    order (what "the second paper" of a follow-up can refer to)."""
 
     role: str
     text: str
     complete: bool = True
+    paper_ids: tuple[int, ...] = ()
 
 
 def answered_turns(turns: Sequence[Turn]) -> list[Turn]:

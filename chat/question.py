@@ -2,14 +2,34 @@
 
 One pure step shared by retrieval (which papers to search first, which need a slot of their own)
 and the answer step (which sentences hold the kind of fact asked for). `analyse_question` is the
-entry point; everything here is a pure function over strings and paper descriptions.
+entry point; everything here is a pure function over strings and paper descriptions, except
+`rewrite_with_model`, which asks the configured chat model (`chat.llm`) for a standalone question.
+
+How a question names a paper (`paper_names`, `mentions`): by its title; by a short name derived from
+the title (a leading "Name:" before a colon, a parenthesised name, a CamelCase word or acronym, a
+capitalised word in a sentence-case title, the initials of a title-case title: "The Google File
+System" -> "GFS") or from the abstract's own introduction of it ("Raft is a consensus algorithm",
+"we describe ZooKeeper, ..."); by its first author's surname ("Burrows"). No paper list is built in.
+
+Follow-ups are resolved without a chat model by a deterministic rewrite against the previous
+answered turn (`resolve_follow_up`): "the second paper", "the other one", "the former", "both",
+"it" (as the subject) become the papers of that turn; "that", "this", "it" (as the object), "do
+it", "the same" become its topic; a question with no content of its own ("And Bigtable?", "What
+about the other one?") becomes the previous question about the new papers.
 """
 
 from __future__ import annotations
 
+import logging
 import re
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from functools import lru_cache
+
+from chat.prompts import Turn
+
+logger = logging.getLogger(__name__)
 
 
 class AnswerType(StrEnum):
@@ -26,12 +46,14 @@ class AnswerType(StrEnum):
 @dataclass(frozen=True)
 class PaperRef:
     """What the analysis knows of a searchable paper: its id and the names a question may call it by
-    (title, short name such as "Raft" or "GFS", first author's surname)."""
+    (title, short name such as "Raft" or "GFS", first author's surname). `abstract` (optional) lets a
+    short name the title lacks be found where the paper introduces itself ("Raft is a ...")."""
 
     paper_id: int
     title: str
     first_author: str = ""
     year: int | None = None
+    abstract: str = ""
 
 
 @dataclass(frozen=True)
@@ -43,7 +65,8 @@ class QuestionAnalysis:
     `named_paper_ids` are the papers the question (or the turn it follows up) names, in the order
     named; `comparison` is True when the question compares or relates several papers or asks
     broadly across them; `answer_type` the kind of fact asked for; `key_terms` the content words
-    (lower case) that evidence should contain.
+    (lower case) that evidence should contain: the query's words without question words, function
+    words, light verbs ("use", "handle") and the names of the papers it names.
     """
 
     question: str
@@ -55,20 +78,52 @@ class QuestionAnalysis:
     key_terms: tuple[str, ...] = field(default=())
 
 
+# --- answer type ----------------------------------------------------------------------------------
+
+# Nouns whose value is a number: "What chunk size does GFS use?", "What is the lease timeout?".
+_QUANTITY_NOUNS = (
+    r"size|sizes|number|count|amount|range|rate|rates|latency|latencies|throughput|ratio|proportion|percentage|"
+    r"percent|fraction|share|length|duration|timeout|timeouts|interval|period|limit|threshold|capacity|bandwidth|"
+    r"overhead|speedup|speed|frequency|delay|accuracy|precision|recall|score|cost|fanout|factor|budget|"
+    r"year|age|total|average|mean|median|maximum|minimum|max|min|dimension|dimensions|granularity|"
+    r"participants|replicas|nodes|servers|machines"
+)
 _QUANTITY = re.compile(
-    r"\b(?:how (?:many|much|long|large|big|fast|often|small|far)|what (?:range|size|number|percentage|fraction|"
-    r"share|rate|latency|throughput|ratio|proportion)|at what (?:rate|size)|by how much)\b",
+    r"\b(?:how (?:many|much|long|large|big|fast|often|small|far|high|low|quickly|frequently)|"
+    r"at what (?:rate|size|speed)|by how much|in what year|what (?:percentage|fraction|proportion)|"
+    rf"(?:what|which)(?: (?:is|are|was|were|'s))?(?: the| a| an| its| their)?(?: [\w-]+){{0,3}}? "
+    rf"(?:{_QUANTITY_NOUNS})\b)",
     re.IGNORECASE,
 )
-_YES_NO = re.compile(r"^(?:does|do|did|is|are|was|were|can|could|will|would|should|has|have|had)\b", re.IGNORECASE)
-_MECHANISM = re.compile(r"^(?:how|why)\b|\b(?:how does|how do|how is|how are|why does|why do)\b", re.IGNORECASE)
-_DEFINITION = re.compile(r"^(?:what (?:is|are) (?:a |an |the )?\w+(?: \w+)?\??$|define\b|what does .+ mean)", re.I)
-_ENTITY = re.compile(r"^(?:who|which|what (?:system|tool|method|dataset|paper|model|algorithm|name))\b", re.I)
+_YES_NO = re.compile(
+    r"^(?:does|do|did|is|are|was|were|can|could|will|would|should|has|have|had|may|might)\b", re.IGNORECASE
+)
+_MECHANISM = re.compile(
+    r"^(?:how|why)\b|\b(?:how (?:does|do|did|is|are|can|could|would)|why (?:does|do|did|is|are)|what happens|"
+    r"explain|in what way)\b",
+    re.IGNORECASE,
+)
+_DEFINITION = re.compile(
+    r"^(?:what (?:is|are) (?:a |an |the )?[\w-]+(?: [\w-]+)?\??$|define\b|what does .+ (?:mean|stand for)|"
+    r"what is meant by\b)",
+    re.IGNORECASE,
+)
+_ENTITY = re.compile(
+    r"^(?:who|whom|which|what (?:system|systems|tool|tools|method|methods|dataset|datasets|paper|papers|model|"
+    r"models|algorithm|algorithms|name|language|library|company|service|protocol|technique|data))\b",
+    re.IGNORECASE,
+)
+_LEAD_IN = re.compile(r"^(?:according to [^,]+,|in [^,]{1,60},|and|also|so|then|but)\s+", re.IGNORECASE)
 
 
 def classify_answer_type(question: str) -> AnswerType:
-    """The kind of fact *question* asks for, from its wording (English question forms)."""
+    """The kind of fact *question* asks for, from its wording (English question forms).
+
+    A lead-in ("According to the ZooKeeper paper, ...", "And ...") is skipped first. Quantity wins
+    over the other kinds: "What chunk size does GFS use?" asks for a number."""
     text = question.strip()
+    while (lead := _LEAD_IN.match(text)) is not None:
+        text = text[lead.end() :]
     if _QUANTITY.search(text):
         return AnswerType.QUANTITY
     if _DEFINITION.search(text):
@@ -80,3 +135,447 @@ def classify_answer_type(question: str) -> AnswerType:
     if _MECHANISM.search(text):
         return AnswerType.MECHANISM
     return AnswerType.OTHER
+
+
+# --- words ----------------------------------------------------------------------------------------
+
+_WORD = re.compile(r"[^\W_]+(?:['\u2019-][^\W_]+)*")
+_FUNCTION_WORDS = frozenset(
+    "a an the and or but nor of in on at to for from by with without into onto over under about above below "
+    "between among through during before after since until upon within across against along around as than "
+    "then so if whether while because though although this that these those it its they them their there "
+    "here we our us you your i my me he she his her him what which who whom whose when where why how "
+    "is are was were be been being am do does did done doing has have had having can could will would shall "
+    "should may might must not no yes also too very just only more most much many some any each every all "
+    "both either neither other another such same own again further once s t".split()
+)
+# Verbs that carry no topic of their own: "How does Chubby handle that?" is about "that".
+_LIGHT_VERBS = frozenset(
+    "use uses used using handle handles handled handling deal deals dealt work works worked get gets got "
+    "make makes made provide provides achieve achieves ensure ensures say says said mention mentions "
+    "describe describes described discuss discusses discussed report reports reported tell".split()
+)
+# Words that say something about papers, not about their content.
+_PAPER_WORDS = frozenset(
+    "paper papers article articles author authors work study studies publication according one ones "
+    "former latter first second third fourth fifth last compare compared comparison differ differs "
+    "difference differences versus vs respectively each".split()
+)
+_NON_TERMS = _FUNCTION_WORDS | _LIGHT_VERBS | _PAPER_WORDS
+
+
+def key_terms(text: str) -> tuple[str, ...]:
+    """The content words of *text*, lower case, in order, without repeats: no function words,
+    question words, light verbs or paper words ("paper", "authors", "compare")."""
+    terms: list[str] = []
+    for word in _WORD.findall(text):
+        folded = word.casefold().replace("\u2019", "'")
+        if folded.endswith("'s"):
+            folded = folded[:-2]
+        if folded in _NON_TERMS or folded in terms or (len(folded) < 2 and not folded.isdigit()):
+            continue
+        terms.append(folded)
+    return tuple(terms)
+
+
+# --- paper names ----------------------------------------------------------------------------------
+
+_LEADING_NAME = re.compile(r"^\s*([^:]{2,40}?)\s*:\s+\S")
+_PARENTHESISED = re.compile(r"\(([A-Z][\w-]*(?: [A-Z][\w-]*)?)\)")
+_DISTINCT_WORD = re.compile(r"^(?:[A-Z]?[a-z]+[A-Z][\w]*|[A-Z][A-Z0-9]{1,}[a-z]?|[A-Z]+\d[\w]*)$")
+_NAME = r"([A-Z][\w-]*(?: [A-Z][\w-]*)?)"
+_ABSTRACT_NAME = (
+    re.compile(rf"(?:^|[.;!?]\s+){_NAME} (?:is|are) (?:a|an|the)\b"),
+    re.compile(
+        rf"\b(?:we|paper|work|article) (?:present|presents|describe|describes|introduce|introduces|propose|"
+        rf"proposes|call|calls|built|build|designed|implemented) (?:the )?{_NAME}(?=[,:(]| is| a | an )"
+    ),
+    re.compile(rf"\b(?:called|named|dubbed) {_NAME}\b"),
+)
+_GENERIC_NAMES = frozenset(
+    "extended version draft preprint abstract full long short appendix supplementary revised technical report "
+    "introduction overview this it we our the a an in on there these those here".split()
+)
+_TITLE_SMALL_WORDS = frozenset("a an the of for and or in on at to with by from via is are".split())
+
+
+def _usable_name(name: str) -> bool:
+    words = name.casefold().split()
+    return bool(words) and not any(word in _GENERIC_NAMES for word in words) and len(name) >= 2
+
+
+def _title_words(title: str) -> list[str]:
+    return re.findall(r"[\w\u2019'-]+", title)
+
+
+@lru_cache(maxsize=4096)
+def paper_names(paper: PaperRef) -> tuple[str, ...]:
+    """Short names *paper* may be called by, best first, case kept (see the module docstring).
+
+    A name from the title's own wording comes first ("ZooKeeper" from "ZooKeeper: Wait-free ..."),
+    then one the abstract introduces, then distinctive title words and the title's initials.
+    """
+    title = " ".join(paper.title.split())
+    names: list[str] = []
+
+    def add(name: str) -> None:
+        name = name.strip(" ,.;'\u2019\"")
+        if _usable_name(name) and name not in names:
+            names.append(name)
+
+    if 1 <= len(title.split()) <= 2 and ":" not in title:  # a title of a word or two is a name itself
+        add(title)
+    leading = _LEADING_NAME.match(title)
+    if leading and len(leading.group(1).split()) <= 3:
+        add(leading.group(1))
+    for parenthesised in _PARENTHESISED.findall(title):
+        add(parenthesised)
+    for pattern in _ABSTRACT_NAME:
+        for found in pattern.findall(paper.abstract[:1500]):
+            add(found)
+    if leading:  # the paper has a name of its own; more words of its subtitle would only mislead
+        return tuple(names)
+    words = _title_words(title)
+    for word in words:
+        if "-" not in word and _DISTINCT_WORD.match(word):
+            add(word)
+    # A capitalised word inside an otherwise lower-case (sentence-case) title is a name: "The Chubby
+    # lock service for loosely-coupled distributed systems". The first word is capitalised anyway.
+    inner = [w for w in words[1:] if len(w) >= 4 and w.casefold() not in _TITLE_SMALL_WORDS and "-" not in w]
+    capitalised = [w for w in inner if w[0].isupper()]
+    if inner and len(capitalised) <= len(inner) / 3:
+        for word in capitalised:
+            add(word)
+    else:
+        initials = "".join(w[0] for w in _title_words(title) if w.casefold() not in _TITLE_SMALL_WORDS)
+        if 2 <= len(initials) <= 6 and initials.isupper() and initials.isalpha():
+            add(initials)
+    return tuple(names)
+
+
+def surname(first_author: str) -> str:
+    """The surname in a first author's name: "Mike Burrows" -> "Burrows", "Burrows, M." ->
+    "Burrows", "Amy X. Zhang" -> "Zhang"; an all-capitals surname is capitalised ("AUGUST" ->
+    "August"); "" when there is none."""
+    name = first_author.split(",")[0]
+    # Initials ("X.", "M") are not surnames.
+    words = [w for w in re.findall(r"[^\W\d_][\w\u2019'-]*\.?", name) if len(w.rstrip(".")) > 1 and w[-1] != "."]
+    if not words:
+        return ""
+    last = words[-1]
+    return last.capitalize() if last.isupper() else last
+
+
+def first_author(authors: str) -> str:
+    """The first of an author list ("A, B and C", "A; B", "A and B"); "" when the list gives no
+    separator and reads as several names run together (more than three words)."""
+    first = re.split(r"\s*(?:;|,| and | & )\s*", authors.strip(), maxsplit=1)[0].strip()
+    if len(first.split()) > 3:
+        return ""
+    return first
+
+
+@dataclass(frozen=True)
+class Mention:
+    """Where a text names a paper: characters [start, end) of the text."""
+
+    start: int
+    end: int
+    paper_id: int
+
+
+def _name_pattern(name: str, *, case_sensitive: bool) -> re.Pattern[str]:
+    words = r"\s+".join(re.escape(word) for word in name.split())
+    # "the Raft paper", "Raft's", "the ZooKeeper authors": the whole phrase is the mention.
+    phrase = rf"(?:\bthe\s+)?(?<![\w-]){words}(?:['\u2019]s)?(?![\w-])(?:\s+(?:paper|article|authors|work|system))?"
+    return re.compile(phrase, 0 if case_sensitive else re.IGNORECASE)
+
+
+@lru_cache(maxsize=4096)
+def _patterns(paper: PaperRef) -> list[re.Pattern[str]]:
+    patterns: list[re.Pattern[str]] = []
+    title = re.sub(r"^(?:the|a|an)\s+", "", " ".join(paper.title.split()), flags=re.IGNORECASE)
+    if len(title.split()) >= 3:
+        patterns.append(_name_pattern(title.rstrip("."), case_sensitive=False))
+    for name in paper_names(paper):
+        # A plain capitalised word ("Chubby", "Raft") could be an ordinary word in lower case; a
+        # CamelCase word, acronym or several words ("ZooKeeper", "GFS", "Paper Plain") could not.
+        plain = " " not in name and name[:1].isupper() and name[1:].islower()
+        patterns.append(_name_pattern(name, case_sensitive=plain))
+    name = surname(paper.first_author)
+    if len(name) >= 3:
+        patterns.append(_name_pattern(name, case_sensitive=True))
+    return patterns
+
+
+def mentions(text: str, papers: Sequence[PaperRef]) -> list[Mention]:
+    """Every place *text* names one of *papers*, in text order, without overlaps (the longer
+    mention wins: "The Google File System" over "Google")."""
+    found: list[Mention] = []
+    for paper in papers:
+        for pattern in _patterns(paper):
+            found.extend(Mention(m.start(), m.end(), paper.paper_id) for m in pattern.finditer(text))
+    found.sort(key=lambda m: (m.start, -(m.end - m.start)))
+    kept: list[Mention] = []
+    for mention in found:
+        if kept and mention.start < kept[-1].end:
+            continue
+        kept.append(mention)
+    return kept
+
+
+def named_papers(text: str, papers: Sequence[PaperRef]) -> tuple[int, ...]:
+    """The ids of the papers *text* names, in the order first named."""
+    return tuple(dict.fromkeys(mention.paper_id for mention in mentions(text, papers)))
+
+
+def display_name(paper: PaperRef) -> str:
+    """How a rewritten question calls *paper*: its first short name, else its title."""
+    names = paper_names(paper)
+    return names[0] if names else " ".join(paper.title.split())
+
+
+# --- comparison -----------------------------------------------------------------------------------
+
+_COMPARISON = re.compile(
+    r"\b(?:compare[sd]?|comparing|comparison|contrast|differ|differs|different|difference|differences|versus|vs\.?|"
+    r"both|each other|one another|in common|similar|similarities|relationship between|relate to each|"
+    r"which (?:of the )?(?:papers|systems|works|studies|approaches)|(?:all|any|several|other) (?:of )?the "
+    r"(?:papers|systems|works|studies)|across (?:the )?(?:papers|systems|works)|do any of)\b"
+    r"|\band\b[^?]*\beach\b",
+    re.IGNORECASE,
+)
+
+
+def is_comparison(text: str, *, named: int) -> bool:
+    """Whether *text* compares or relates papers, or asks across them; *named* is how many papers
+    it names (two or more named papers make a comparison)."""
+    return named >= 2 or bool(_COMPARISON.search(text))
+
+
+# --- follow-ups -----------------------------------------------------------------------------------
+
+_ORDINAL = {"first": 0, "second": 1, "third": 2, "fourth": 3, "fifth": 4, "last": -1, "former": 0, "latter": -1}
+_PAPER_NOUN = r"(?:paper|one|system|work|study|article|approach|design|algorithm|service)"
+_VERB_AFTER = r"(?:do|does|did|is|are|was|were|has|have|had|can|could|would|will|handle|handles|use|uses|say|says)"
+_PAPER_REFERENCE = re.compile(
+    rf"\bthe\s+(?:(?P<ord>first|second|third|fourth|fifth|last)\s+{_PAPER_NOUN}"
+    rf"|(?P<pair>former|latter)(?:\s+{_PAPER_NOUN})?"
+    rf"|other(?:\s+{_PAPER_NOUN}|(?=\s*(?:[?.!,]|$))|(?=\s+{_VERB_AFTER}\b)))"
+    r"|\b(?P<group>both of them|both papers|both systems|the two(?: papers| systems)?|each of them|they|them|"
+    r"their)\b",
+    re.IGNORECASE,
+)
+_AUXILIARY_IT = r"\b(does|do|did|is|was|can|could|would|will|should|has)\s+it\b(?!\s*[?.!]*\s*$)"
+_SUBJECT_IT = re.compile(rf"^(?:it|its)\b|{_AUXILIARY_IT}|\bits\b", re.IGNORECASE)
+_DO_IT = re.compile(r"\b(?:do|does|did)\s+(?:it|that|this|so|the same)(?=\s*[?.!]*\s*$)", re.IGNORECASE)
+_TOPIC_PRONOUN = re.compile(
+    r"\b(?:that|this|it|the same(?: thing)?)(?:\s+(?:problem|issue|question|case|feature|mechanism|part|step|"
+    r"one|thing|aspect))?(?=\s*[?.!]*\s*$)|\b(?:that|this) (?:problem|issue|question|case|feature|mechanism|"
+    r"aspect)\b",
+    re.IGNORECASE,
+)
+_GENERAL_PAPERS = re.compile(r"\b(?:the|these|both|all(?: the)?) (?:papers|systems|works|studies)\b", re.IGNORECASE)
+_OWN_PAPERS = re.compile(r"\b(?:papers|systems|authors|works|studies)\b", re.IGNORECASE)
+_CONTINUATION = re.compile(r"^\s*(?:and|also|so|then|what about|how about|same (?:for|question for))\b", re.I)
+_QUESTION_WORDS = frozenset(
+    "what which who whom whose when where why how is are was were do does did can could will would should "
+    "has have had may might".split()
+)
+
+
+@dataclass(frozen=True)
+class _Resolved:
+    """A turn as resolved: its standalone query, the papers it is about (`focus`) and the papers it
+    brought into the conversation, in order (`pool`: named ones, then those its answer cited)."""
+
+    query: str
+    focus: tuple[int, ...]
+    pool: tuple[int, ...]
+    comparison: bool
+
+
+def _strip_lead(text: str) -> str:
+    text = _CONTINUATION.sub("", text, count=1).strip(" ,")
+    return text[:1].upper() + text[1:] if text else text
+
+
+def _topic(query: str, papers: Sequence[PaperRef]) -> tuple[str, str]:
+    """(noun phrase, verb phrase) of *query*'s topic: its words without question words, auxiliaries
+    and paper mentions; the verb phrase keeps a light verb ("handle cluster membership changes"),
+    the noun phrase does not ("cluster membership changes")."""
+    text = query
+    for mention in reversed(mentions(query, papers)):
+        text = text[: mention.start] + " " + text[mention.end :]
+    text = re.sub(r"\baccording to\b", " ", text, flags=re.IGNORECASE)
+    words = _WORD.findall(text)
+    kept = [w for w in words if w.casefold() not in _QUESTION_WORDS and w.casefold() not in _PAPER_WORDS]
+    verb = next((w for w in kept if w.casefold() in _LIGHT_VERBS), "")
+    noun = [w for w in kept if w.casefold() not in _LIGHT_VERBS]
+    while noun and noun[0].casefold() in _FUNCTION_WORDS:
+        noun.pop(0)
+    while noun and noun[-1].casefold() in _FUNCTION_WORDS:
+        noun.pop()
+    noun_phrase = " ".join(noun)
+    return noun_phrase, f"{verb.casefold()} {noun_phrase}".strip()
+
+
+def _names(paper_ids: Sequence[int], papers: Sequence[PaperRef]) -> str:
+    by_id = {paper.paper_id: paper for paper in papers}
+    names = [display_name(by_id[pid]) for pid in paper_ids if pid in by_id]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1] if names else ""
+
+
+def _in_papers(query: str, paper_ids: Sequence[int], papers: Sequence[PaperRef]) -> str:
+    """*query* with " in <papers>" before its closing punctuation."""
+    body = query.rstrip(" ?.!")
+    return f"{body} in {_names(paper_ids, papers)}{query[len(body) :].strip() or '?'}"
+
+
+def _swap_papers(query: str, new: Sequence[int], papers: Sequence[PaperRef]) -> str:
+    """*query* about the papers *new* instead of the ones it names: the first run of mentions
+    ("Raft", "Raft and Paxos") becomes their names; a query naming none gets " in <papers>"."""
+    found = mentions(query, papers)
+    if not found:
+        general = _GENERAL_PAPERS.search(query)
+        if general is not None:
+            return _agree(query[: general.start()], new) + _names(new, papers) + query[general.end() :]
+        return _in_papers(query, new, papers)
+    start, end = found[0].start, found[0].end
+    for mention in found[1:]:
+        if re.fullmatch(r"\s*(?:,|and|or|&|,\s*and)\s*", query[end : mention.start], re.IGNORECASE):
+            end = mention.end
+    return _agree(query[:start], new) + _names(new, papers) + query[end:]
+
+
+def _agree(before: str, new: Sequence[int]) -> str:
+    """ "How do Raft and Paxos ..." about one paper reads "How does Chubby ..."."""
+    return re.sub(r"\bdo(\s+)$", r"does\1", before) if len(new) == 1 else before
+
+
+def _resolve_references(
+    question: str, previous: _Resolved, papers: Sequence[PaperRef]
+) -> tuple[str, list[int], bool, bool]:
+    """Replace *question*'s references to papers of the *previous* turn by their names.
+    Returns (text, the papers referred to, whether "it" named a paper, whether a group was meant)."""
+    pool = list(previous.pool)
+    referred: list[int] = []
+    group = False
+    names_own = bool(named_papers(question, papers)) or bool(_OWN_PAPERS.search(question))
+
+    def pick(match: re.Match[str]) -> str:
+        nonlocal group
+        chosen: list[int] = []
+        if match.group("ord"):
+            index = _ORDINAL[match.group("ord").casefold()]
+            chosen = [pool[index]] if -len(pool) <= index < len(pool) else []
+        elif match.group("pair"):
+            index = _ORDINAL[match.group("pair").casefold()]
+            chosen = [pool[index]] if pool else []
+        elif match.group("group"):
+            if names_own:  # "Raft and Paxos: how do they differ?" refers to its own papers
+                return match.group(0)
+            chosen = list(previous.focus if len(previous.focus) >= 2 else pool)
+            group = len(chosen) >= 2
+        else:  # "the other (one)": the papers of the conversation the last turn was not about
+            chosen = [pid for pid in pool if pid not in previous.focus][:1] or pool[1:2]
+        if not chosen:
+            return match.group(0)
+        referred.extend(pid for pid in chosen if pid not in referred)
+        name = _names(chosen, papers)
+        return f"{name}'s" if match.group(0).casefold() == "their" else name
+
+    text = _PAPER_REFERENCE.sub(pick, question)
+    subject_it = False
+    if not referred and not named_papers(question, papers) and previous.focus and _SUBJECT_IT.search(text):
+        name = _names(previous.focus, papers)
+        text = re.sub(r"\bits\b", f"{name}'s", text, flags=re.IGNORECASE)
+        text = re.sub(r"^it\b", name, text, flags=re.IGNORECASE)
+        text = re.sub(_AUXILIARY_IT, rf"\1 {name}", text, flags=re.IGNORECASE)
+        referred.extend(previous.focus)
+        subject_it = True
+    return text, referred, subject_it, group
+
+
+def content_terms(text: str, papers: Sequence[PaperRef]) -> tuple[str, ...]:
+    """`key_terms` of *text* once the places it names one of *papers* are cut out: "What chunk
+    size does GFS use?" -> ("chunk", "size")."""
+    for mention in reversed(mentions(text, papers)):
+        text = text[: mention.start] + " " + text[mention.end :]
+    return key_terms(text)
+
+
+def _looks_like_follow_up(question: str, papers: Sequence[PaperRef]) -> bool:
+    """Whether *question* refers back to the conversation: it opens with "And"/"What about", refers
+    to a paper by position or pronoun, ends on "that"/"it"/"do it", or has no content words and
+    names no paper ("Why?"). "What is Raft?" names a paper and stands alone."""
+    named = bool(named_papers(question, papers))
+    group = _PAPER_REFERENCE.search(question)
+    return bool(
+        _CONTINUATION.search(question)
+        or (group and (not group.group("group") or not (named or _OWN_PAPERS.search(question))))
+        or _DO_IT.search(question)
+        or _TOPIC_PRONOUN.search(question)
+        or (_SUBJECT_IT.search(question) and not named)
+        or (not named and not content_terms(question, papers))
+    )
+
+
+def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef], depth: int = 0) -> _Resolved:
+    """*question* resolved against *history* (answered turns, oldest first)."""
+    named = named_papers(question, papers)
+    standalone = _Resolved(
+        query=question.strip(), focus=named, pool=named, comparison=is_comparison(question, named=len(named))
+    )
+    previous_question = next((t for t in reversed(history) if t.role == "user"), None)
+    if previous_question is None or depth >= 3 or not _looks_like_follow_up(question, papers):
+        return standalone
+    index = max(i for i, t in enumerate(history) if t is previous_question)
+    earlier = _resolve(previous_question.text, history[:index], papers, depth + 1)
+    answer = history[index + 1] if index + 1 < len(history) else None
+    cited = answer.paper_ids if answer is not None else ()
+    pool = tuple(dict.fromkeys((*earlier.focus, *earlier.pool, *cited)))
+    previous = replace(earlier, pool=pool)
+
+    text, referred, subject_it, group = _resolve_references(question.strip(), previous, papers)
+    new_papers = tuple(dict.fromkeys((*named_papers(text, papers), *referred)))
+    own_terms = content_terms(_TOPIC_PRONOUN.sub(" ", _DO_IT.sub(" ", text)), papers)
+    noun_phrase, verb_phrase = _topic(previous.query, papers)
+
+    if not own_terms:  # "And Bigtable?", "What about the other one?", "Why?": the previous question again
+        query = _swap_papers(previous.query, new_papers, papers) if new_papers else previous.query
+        focus = new_papers or previous.focus
+        comparison = (len(focus) >= 2) or (not new_papers and previous.comparison)
+        return _Resolved(query=query, focus=focus, pool=previous.pool, comparison=comparison)
+
+    query = _DO_IT.sub(verb_phrase, text) if verb_phrase else text
+    if noun_phrase:
+        query = _TOPIC_PRONOUN.sub(noun_phrase, query)
+    query = _strip_lead(query)
+    focus = new_papers
+    if not focus and previous.focus and not subject_it:
+        focus = previous.focus
+        query = _in_papers(query, focus, papers)
+    comparison = group or is_comparison(query, named=len(focus))
+    return _Resolved(query=query, focus=focus, pool=previous.pool, comparison=comparison)
+
+
+def analyse_question(question: str, *, history: Sequence[Turn], papers: Sequence[PaperRef]) -> QuestionAnalysis:
+    """Analyse *question* asked after *history* (the conversation's answered turns, oldest first;
+    an assistant turn's `paper_ids` are the papers its citations point at) in a project of *papers*.
+
+    A follow-up (it refers back: "the second paper", "that", "it", "And ...", or has no content of
+    its own) is rewritten deterministically into the standalone `query` (see the module
+    docstring); `rewritten` says so. Pure: no model, no database.
+    """
+    resolved = _resolve(question, history, papers)
+    rewritten = resolved.query != question.strip()
+    return QuestionAnalysis(
+        question=question,
+        query=resolved.query,
+        answer_type=classify_answer_type(resolved.query),
+        named_paper_ids=resolved.focus,
+        comparison=resolved.comparison,
+        rewritten=rewritten,
+        key_terms=content_terms(resolved.query, papers),
+    )
