@@ -579,3 +579,67 @@ def analyse_question(question: str, *, history: Sequence[Turn], papers: Sequence
         rewritten=rewritten,
         key_terms=content_terms(resolved.query, papers),
     )
+
+
+# --- with a chat model ----------------------------------------------------------------------------
+
+REWRITE_PROMPT = """A researcher is asking questions about the papers in a project. Rewrite their \
+last question as one standalone question that can be understood without the conversation: replace \
+words such as "it", "that", "the second paper" or "the other one" by the papers and the topic they \
+refer to. Keep the question's meaning and wording otherwise; do not answer it.
+
+Papers in the project: {papers}
+
+Conversation so far (oldest first):
+{conversation}
+
+Last question: {question}
+
+Reply with the standalone question only, on one line."""
+# The rewrite sees at most this many past messages, each cut to this many characters.
+REWRITE_HISTORY_MESSAGES = 6
+REWRITE_MESSAGE_CHARS = 600
+MAX_REWRITE_CHARS = 500
+
+
+def rewrite_prompt(question: str, *, history: Sequence[Turn], papers: Sequence[PaperRef]) -> str:
+    """The one-message prompt asking a chat model for *question* as a standalone question."""
+    conversation = "\n".join(
+        f"{'Researcher' if turn.role == 'user' else 'Assistant'}: {' '.join(turn.text.split())[:REWRITE_MESSAGE_CHARS]}"
+        for turn in history[-REWRITE_HISTORY_MESSAGES:]
+    )
+    listed = "; ".join(f'"{" ".join(p.title.split())}" ({display_name(p)})' for p in papers[:50])
+    return REWRITE_PROMPT.format(papers=listed or "none", conversation=conversation, question=question.strip())
+
+
+def standalone_from_reply(reply: str) -> str:
+    """The question in a chat model's *reply*: its first non-empty line without a label or quotes;
+    "" when that is no usable question (empty or longer than MAX_REWRITE_CHARS)."""
+    line = next((line.strip() for line in reply.splitlines() if line.strip()), "")
+    line = re.sub(r"^(?:standalone question|question|rewritten question)\s*:\s*", "", line, flags=re.IGNORECASE)
+    line = line.strip().strip("\"'\u201c\u201d`").strip()
+    return line if 0 < len(line) <= MAX_REWRITE_CHARS else ""
+
+
+def rewrite_with_model(
+    analysis: QuestionAnalysis, *, history: Sequence[Turn], papers: Sequence[PaperRef], model: str
+) -> QuestionAnalysis:
+    """*analysis* of a follow-up with its `query` rewritten by the chat model *model* (one short
+    completion, `chat.llm.complete`), then analysed as a standalone question. The papers the
+    deterministic rewrite found are kept when the model's wording names none we recognise; an
+    unusable reply keeps *analysis* as it is. Raises ChatModelError when the model fails."""
+    from chat import llm
+
+    reply = llm.complete(rewrite_prompt(analysis.question, history=history, papers=papers), model=model, max_tokens=120)
+    query = standalone_from_reply(reply)
+    if not query:
+        logger.warning("The chat model gave no usable standalone question for %r; using %r", analysis.question, reply)
+        return analysis
+    standalone = analyse_question(query, history=(), papers=papers)
+    return replace(
+        standalone,
+        question=analysis.question,
+        rewritten=True,
+        named_paper_ids=standalone.named_paper_ids or analysis.named_paper_ids,
+        comparison=standalone.comparison or analysis.comparison,
+    )

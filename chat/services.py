@@ -9,6 +9,7 @@ parsing of the stream, the partial answer, and saving it exactly once.
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
@@ -26,10 +27,14 @@ from chat.citations import CitationStream, renumber_by_first_citation
 from chat.extractive import candidate_sentences, compose_extractive_answer
 from chat.models import ChatMessage, ProjectChat
 from chat.prompts import REFUSAL, Turn, answered_turns, build_messages, trim_history
+from chat.question import PaperRef, QuestionAnalysis, analyse_question, first_author, rewrite_with_model
 from indexing.chunking import count_tokens
 from indexing.embeddings import embed_query, get_embedder
-from indexing.retrieval import Reference, Retrieval, retrieve_passages
+from indexing.retrieval import Focus, Reference, Retrieval, retrieve_passages
+from papers.models import Paper
 from projects.models import Project
+
+logger = logging.getLogger(__name__)
 
 MAX_QUESTION_CHARS = 4000
 # Extractive answers quote sentences at least this similar to the question (cosine).
@@ -70,14 +75,58 @@ def history_turns(project: Project) -> list[Turn]:
     recent = list(ChatMessage.objects.filter(chat__project=project).order_by("-created_at", "-pk")[:HISTORY_READ_LIMIT])
     recent.reverse()
     turns = answered_turns(
-        [Turn(role=m.role, text=m.text, complete=m.state == ChatMessage.State.COMPLETE) for m in recent]
+        [
+            Turn(
+                role=m.role,
+                text=m.text,
+                complete=m.state == ChatMessage.State.COMPLETE,
+                paper_ids=_cited_papers(m.citations),
+            )
+            for m in recent
+        ]
     )
     return trim_history(turns, budget_tokens=settings.PROJECT_CHAT_HISTORY_TOKENS, count_tokens=count_tokens)
 
 
-def _retrieve(project: Project, question: str) -> Retrieval:
+def _cited_papers(citations: dict[str, Any]) -> tuple[int, ...]:
+    """The papers of a saved citation map, in the order of their first citation number."""
+    numbered = sorted((int(n), c.get("paper_id")) for n, c in citations.items() if n.isdigit() and isinstance(c, dict))
+    return tuple(dict.fromkeys(pid for _, pid in numbered if isinstance(pid, int)))
+
+
+def paper_ref(paper: Paper) -> PaperRef:
+    """What question analysis knows of *paper*: title (a file name without ".pdf" when it has
+    none), first author, year and the start of its abstract."""
+    title = paper.title or re.sub(r"\.pdf$", "", paper.original_filename, flags=re.IGNORECASE) or paper.display_title
+    return PaperRef(
+        paper_id=paper.pk,
+        title=title,
+        first_author=first_author(paper.authors),
+        year=paper.year,
+        abstract=paper.abstract[:1500],
+    )
+
+
+def analyse_for_project(project: Project, question: str, history: list[Turn]) -> QuestionAnalysis:
+    """*question* analysed against *history* (the chat's answered turns) and *project*'s papers; a
+    follow-up is rewritten by the project chat model when one is configured (the deterministic
+    rewrite stands when the model fails)."""
+    papers = [paper_ref(paper) for paper in project.papers.all()]
+    analysis = analyse_question(question, history=history, papers=papers)
+    if analysis.rewritten and llm.chat_model_configured():
+        try:
+            analysis = rewrite_with_model(
+                analysis, history=history, papers=papers, model=llm.configured_chat_model(project=True)
+            )
+        except llm.ChatModelError:
+            logger.warning("Rewriting the follow-up %r failed; using %r", question, analysis.query, exc_info=True)
+    return analysis
+
+
+def _retrieve(project: Project, analysis: QuestionAnalysis) -> Retrieval:
     papers = list(project.papers.all())
-    return retrieve_passages(papers=papers, question=question)
+    focus = Focus(paper_ids=analysis.named_paper_ids, comparison=analysis.comparison)
+    return retrieve_passages(papers=papers, question=analysis.query, focus=focus)
 
 
 def extractive_answer(
@@ -188,10 +237,17 @@ class AnswerSession(StreamedAnswer):
     project: Project
     user: User
     retrieval: Retrieval | None = None
+    # False: a one-off question (`manage.py ask` without --chat): no history read, nothing saved.
+    persist: bool = True
+    history: list[Turn] = field(default_factory=list)
+    analysis: QuestionAnalysis | None = None
 
     async def _prepare(self) -> dict[str, Any]:
+        if self.persist:
+            self.history = await sync_to_async(history_turns)(self.project)
         await sync_to_async(self._save_question)()
-        self.retrieval = await sync_to_async(_retrieve)(self.project, self.question)
+        self.analysis = await sync_to_async(analyse_for_project)(self.project, self.question, self.history)
+        self.retrieval = await sync_to_async(_retrieve)(self.project, self.analysis)
         self.references = {ref.n: ref for ref in self.retrieval.references}
         self.extractive = not llm.chat_model_configured()
         return events.answer_start(
@@ -221,17 +277,28 @@ class AnswerSession(StreamedAnswer):
                 yield word
                 await asyncio.sleep(0)
             return
-        history = await sync_to_async(history_turns)(self.project)
-        messages = build_messages(question=self.question, references=retrieval.references, history=history)
+        messages = build_messages(question=self.question, references=retrieval.references, history=self.history)
         async with aclosing(llm.stream_chat(messages, model=llm.configured_chat_model(project=True))) as stream:
             async for piece in stream:
                 yield piece
 
     def _save_question(self) -> None:
+        if not self.persist:
+            return
         chat = get_or_create_chat(self.project)
         ChatMessage.objects.create(chat=chat, author=self.user, role=ChatMessage.Role.USER, text=self.question)
 
-    def _save_answer(self, state: str) -> ChatMessage:
+    def _save_answer(self, state: str) -> ChatMessage | dict[str, Any]:
+        if not self.persist:  # the Message shape, unsaved
+            return {
+                "id": None,
+                "role": ChatMessage.Role.ASSISTANT,
+                "text": self.text,
+                "citations": self.citation_map(),
+                "state": state,
+                "extractive": self.extractive,
+                "created_at": None,
+            }
         with transaction.atomic():
             message = ChatMessage.objects.create(
                 chat=get_or_create_chat(self.project),
@@ -247,15 +314,21 @@ class AnswerSession(StreamedAnswer):
 
 @dataclass(frozen=True)
 class Answer:
+    """An answer given synchronously: its text, the cited references in order of first citation,
+    whether it is extractive, and `query`, the standalone question retrieval used (the question, or
+    its rewrite when it followed up an earlier turn)."""
+
     text: str
     references: list[Reference]
     extractive: bool
+    query: str = ""
 
 
-def answer_question(*, project: Project, user: User, question: str) -> Answer:
-    """Answer *question* synchronously (for commands): the saved text and the cited references,
-    in order of first citation."""
-    session = AnswerSession(project=project, user=user, question=question)
+def answer_question(*, project: Project, user: User, question: str, chat: bool = False) -> Answer:
+    """Answer *question* synchronously (for commands). With *chat*, the question is a turn of the
+    project's chat: it is resolved against the thread's history (follow-ups) and the question and
+    answer are appended to the thread; without, it stands alone and nothing is saved."""
+    session = AnswerSession(project=project, user=user, question=question, persist=chat)
 
     async def run() -> None:
         async for _ in session.events():
@@ -265,5 +338,8 @@ def answer_question(*, project: Project, user: User, question: str) -> Answer:
     # thread's connection (and inside a caller's transaction), instead of a worker thread's.
     async_to_sync(run)()
     return Answer(
-        text=session.text, references=[session.references[n] for n in session.cited], extractive=session.extractive
+        text=session.text,
+        references=[session.references[n] for n in session.cited],
+        extractive=session.extractive,
+        query=session.analysis.query if session.analysis is not None else question,
     )

@@ -34,13 +34,41 @@ from bm25s.stopwords import STOPWORDS_EN
 from indexing.chunking import dehyphenate
 from indexing.pdfparse import normalise_text
 
-# A decimal number stays one token ("99.9", "1,000"); a word keeps its inner hyphens for expansion.
-_TOKEN = re.compile(r"\d+(?:[.,]\d+)+|\w+(?:-\w+)*")
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+# Units a number may carry, written with or without a space ("300 ms", "300ms"), folded to one
+# spelling so "300 milliseconds" meets "300ms".
+_UNITS = {
+    "ns": "ns", "nanoseconds": "ns", "us": "us", "μs": "us", "microseconds": "us", "ms": "ms",
+    "msec": "ms", "milliseconds": "ms", "millisecond": "ms", "s": "s", "sec": "s", "secs": "s",
+    "seconds": "s", "second": "s", "min": "min", "mins": "min", "minutes": "min", "minute": "min",
+    "h": "h", "hr": "h", "hrs": "h", "hours": "h", "hour": "h", "days": "days", "day": "days",
+    "b": "b", "bytes": "b", "byte": "b", "kb": "kb", "kib": "kb", "kilobytes": "kb", "mb": "mb",
+    "mib": "mb", "megabytes": "mb", "gb": "gb", "gib": "gb", "gigabytes": "gb", "tb": "tb",
+    "tib": "tb", "terabytes": "tb", "pb": "pb", "petabytes": "pb", "bits": "bits", "kbps": "kbps",
+    "mbps": "mbps", "gbps": "gbps", "hz": "hz", "khz": "khz", "mhz": "mhz", "ghz": "ghz",
+    "%": "%", "percent": "%", "k": "k", "m": "m", "x": "x",
+}  # fmt: skip
+_NUMBER = r"\d+(?:[.,]\d+)*"
+_UNIT = "|".join(sorted((re.escape(unit) for unit in _UNITS), key=len, reverse=True))
+_TOKEN = re.compile(
+    rf"(?P<low>{_NUMBER})\s*(?:-|\u2013|\u2014|~|\s+to\s+)\s*(?P<high>{_NUMBER})(?:\s*(?P<range_unit>{_UNIT})(?![^\W_]))?"
+    rf"|(?P<number>{_NUMBER})(?:\s*(?P<unit>{_UNIT})(?![^\W_]))?"
+    rf"|(?P<cjk>[{_CJK}]+)"
+    rf"|(?P<word>[^\W{_CJK}]+(?:-[^\W{_CJK}]+)*)"
+)
+_THOUSANDS = re.compile(r"^\d{1,3}(?:,\d{3})+$")
 _STOPWORDS = frozenset(STOPWORDS_EN) | frozenset(
     "about above after again also any been before being below between both can could did does doing down "
     "during each few from further had has have having here how its itself more most must nor only other our "
     "out over own same should some such than that their them then these those through too under until very "
     "was were what when where which while who whom why would you your".split()
+)
+# Words of a question that say nothing about what it asks ("What fanout do the authors use?"):
+# they are searched, but a passage need not contain them to cover the question.
+QUESTION_WORDS = frozenset(
+    "author authors paper papers article work study use uses used using describe describes described say says "
+    "said mention mentions mentioned according discuss discusses discussed report reports reported propose "
+    "proposes proposed present presents presented".split()
 )
 
 
@@ -49,17 +77,53 @@ def normalise_for_search(text: str) -> str:
     return dehyphenate(normalise_text(text)).casefold()
 
 
+def _number(text: str) -> str:
+    return text.replace(",", "") if _THOUSANDS.match(text) else text
+
+
+def _quantity(number: str, unit: str | None) -> list[str]:
+    if unit is None:
+        return [number] if len(number) > 1 else []
+    # A one-letter unit ("s", "m") alone is no term, like any one-letter word.
+    folded = _UNITS[unit]
+    return [number, *([folded] if len(folded) > 1 or folded == "%" else []), f"{number}{folded}"]
+
+
+def _cjk_bigrams(run: str) -> list[str]:
+    """Overlapping character bigrams of a CJK run (Lucene's CJKBigramFilter); a lone character
+    stands for itself."""
+    return [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
+
+
 def tokenize(text: str) -> list[str]:
     """BM25 terms of *text*, in order: normalised words without English stopwords or one-letter
-    words; a hyphenated word yields its parts and their concatenation."""
+    words; a hyphenated word yields its parts and their concatenation.
+
+    Numbers: "1,000" is "1000"; a number with a unit, spaced or not, yields the number, the unit
+    and both joined ("300 ms" and "300ms" -> 300, ms, 300ms; "300 milliseconds" too); a range
+    yields both ends, the unit, each end with the unit, and the range ("150-300ms" -> 150, 300, ms,
+    150ms, 300ms, 150-300ms). CJK text (Chinese, Japanese, Korean) yields overlapping character
+    bigrams, since it has no spaces between words.
+    """
     tokens: list[str] = []
-    for word in _TOKEN.findall(normalise_for_search(text)):
-        parts = word.split("-")
-        if len(parts) > 1:
-            tokens.extend(part for part in parts if len(part) > 1 and part not in _STOPWORDS)
-            word = "".join(parts)
-        if len(word) > 1 and word not in _STOPWORDS:
-            tokens.append(word)
+    for match in _TOKEN.finditer(normalise_for_search(text)):
+        if match.group("low") is not None:
+            low, high, unit = _number(match.group("low")), _number(match.group("high")), match.group("range_unit")
+            tokens.extend(_quantity(low, unit))
+            tokens.extend(term for term in _quantity(high, unit) if unit is None or term != _UNITS[unit])  # unit once
+            tokens.append(f"{low}-{high}{_UNITS[unit] if unit else ''}")
+        elif match.group("number") is not None:
+            tokens.extend(_quantity(_number(match.group("number")), match.group("unit")))
+        elif match.group("cjk") is not None:
+            tokens.extend(_cjk_bigrams(match.group("cjk")))
+        else:
+            word = match.group("word")
+            parts = word.split("-")
+            if len(parts) > 1:
+                tokens.extend(part for part in parts if len(part) > 1 and part not in _STOPWORDS)
+                word = "".join(parts)
+            if len(word) > 1 and word not in _STOPWORDS:
+                tokens.append(word)
     return tokens
 
 
@@ -102,7 +166,9 @@ class LexicalIndex:
         *allowed* is a boolean mask over rows; rows outside it are never ranked (metadata filters
         apply before ranking). Only chunks sharing at least one term with the query are returned.
         `coverage` = sum of IDF of the query terms the chunk contains / sum of IDF of all distinct
-        query terms: a chunk that contains the rare words of the question covers most of it.
+        query terms: a chunk that contains the rare words of the question covers most of it. Words
+        that only frame a question (`QUESTION_WORDS`: "authors", "paper", "use") are ranked by but
+        left out of coverage, so "What fanout do the authors use?" is covered by "fanout" alone.
         """
         terms = list(dict.fromkeys(tokenize(query)))
         if not terms or self._empty or limit <= 0:
@@ -117,7 +183,9 @@ class LexicalIndex:
         if candidates.size > limit:
             candidates = candidates[np.argpartition(-scores[candidates], limit - 1)[:limit]]
         candidates = candidates[np.lexsort((candidates, -scores[candidates]))]
-        idf = np.array([self.idf(term) for term in terms])
+        # Framing words weigh nothing in coverage (unless the query has nothing else).
+        content = np.array([term not in QUESTION_WORDS for term in terms])
+        idf = np.array([self.idf(term) for term in terms]) * (content if content.any() else 1.0)
         matched = per_term[:, candidates] > 0
         coverage = (idf @ matched) / idf.sum()
         return [

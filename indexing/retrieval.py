@@ -16,6 +16,16 @@ not thresholded. A hit qualifies when
   `RETRIEVAL_MIN_LEXICAL_COVERAGE` of the query's IDF mass (`LexicalIndex.search`);
 - hybrid: either of the two.
 
+Lexical coverage leaves out the words that only frame a question ("authors", "use"), so a short
+question whose rare terms a passage holds verbatim ("What fanout do the authors use?") qualifies even
+when its cosine similarity falls just under the bar.
+
+A `Focus` (from the question analysis, `chat.question`) says what the question needs. Papers it
+names are searched alone unless it compares or asks broadly; a comparison keeps one slot for every
+paper it needs; otherwise only papers whose best passage comes close to the best passage overall
+(`RETRIEVAL_PAPER_RELATIVE_BAR`) get slots, so a paper with one weakly qualifying chunk is not
+quoted as filler. Without a focus every paper with a qualifying hit gets a slot.
+
 A word the project never uses has the largest IDF, so an off-topic question ("best pizza recipe")
 leaves every chunk far below the coverage bar, while a question naming a rare exact term (a
 method, a dataset, a number) that the embedding misses still qualifies through it.
@@ -141,6 +151,16 @@ class Retrieval:
 
 
 @dataclass(frozen=True)
+class Focus:
+    """What the question needs, from its analysis: `paper_ids` the papers it names (or the turn it
+    follows up named), in the order named; `comparison` True when it compares or relates papers or
+    asks across them."""
+
+    paper_ids: tuple[int, ...] = ()
+    comparison: bool = False
+
+
+@dataclass(frozen=True)
 class PaperFilter:
     """Metadata restrictions on which papers a question searches; every given field must hold.
 
@@ -230,6 +250,25 @@ def is_relevant(hit: Hit, *, min_relevance: float | None, min_lexical_coverage: 
     return min_lexical_coverage is not None and hit.bm25 is not None and hit.lexical_coverage >= min_lexical_coverage
 
 
+def _strength(hit: Hit) -> float:
+    return hit.score if not math.isnan(hit.score) else -math.inf
+
+
+def papers_near_the_best(hits: Sequence[Hit], *, relative_bar: float) -> set[int]:
+    """The papers whose best hit is close to the best hit overall: best cosine similarity >=
+    *relative_bar* x the best cosine similarity (cosines of relevant passages are positive). Where
+    no hit has a cosine (lexical mode), BM25 scores are compared the same way."""
+    scored = [hit for hit in hits if not math.isnan(hit.score)]
+    if scored and max(hit.score for hit in scored) > 0:
+        top = max(hit.score for hit in scored)
+        return {hit.paper_id for hit in scored if hit.score >= relative_bar * top}
+    bm25 = [hit for hit in hits if hit.bm25 is not None]
+    if not bm25:
+        return {hit.paper_id for hit in hits}
+    top = max(hit.bm25 or 0.0 for hit in bm25)
+    return {hit.paper_id for hit in bm25 if (hit.bm25 or 0.0) >= relative_bar * top}
+
+
 def select_passages(
     hits: Sequence[Hit],
     *,
@@ -237,20 +276,44 @@ def select_passages(
     top_k: int,
     per_paper: int,
     min_lexical_coverage: float | None = None,
+    focus: Focus | None = None,
+    relative_bar: float = 0.0,
+    near_miss: float = 0.0,
 ) -> list[Hit]:
     """Best-first selection of at most *top_k* relevant hits (see `is_relevant`), at most
-    *per_paper* from any one paper, where every paper with a relevant hit gets at least one slot
-    while the budget allows (papers in the order of their best hit).
+    *per_paper* from any one paper, where every paper that gets slots gets at least one while the
+    budget allows (papers in the order of their best hit).
+
+    Which papers get slots: without a *focus*, every paper with a relevant hit. With one, the papers
+    it names always do (their best hit qualifies even *near_miss* under *min_relevance*), and
+    before the others; a comparison also gives every other paper with a relevant hit a slot;
+    otherwise only papers near the best (`papers_near_the_best` with *relative_bar*) do.
 
     *hits* must be in ranking order, best first (by cosine, BM25 or fused score, whichever the mode
     ranks by). Stable: the result keeps the input order.
     """
-    qualifying = [
-        hit for hit in hits if is_relevant(hit, min_relevance=min_relevance, min_lexical_coverage=min_lexical_coverage)
-    ]
+    keep = [is_relevant(hit, min_relevance=min_relevance, min_lexical_coverage=min_lexical_coverage) for hit in hits]
+    needed: tuple[int, ...] = ()
+    if focus is not None:
+        best_of: dict[int, int] = {}
+        for position, hit in enumerate(hits):
+            best_of.setdefault(hit.paper_id, position)
+        needed = tuple(pid for pid in focus.paper_ids if pid in best_of)
+        floor = (min_relevance - near_miss) if min_relevance is not None else None
+        for pid in needed:
+            papers_hits = [keep[p] for p, hit in enumerate(hits) if hit.paper_id == pid]
+            if not any(papers_hits) and floor is not None and _strength(hits[best_of[pid]]) >= floor:
+                keep[best_of[pid]] = True
+    qualifying = [hit for hit, kept in zip(hits, keep, strict=True) if kept]
+    if focus is not None:
+        if not focus.comparison:
+            near = papers_near_the_best(qualifying, relative_bar=relative_bar) if not needed else set()
+            qualifying = [hit for hit in qualifying if hit.paper_id in needed or hit.paper_id in near]
     chosen: set[int] = set()
     per_paper_count: dict[int, int] = {}
-    for position, hit in enumerate(qualifying):  # one slot per paper first: cross-paper diversity
+    order = sorted(range(len(qualifying)), key=lambda p: (qualifying[p].paper_id not in needed, p))
+    for position in order:  # one slot per paper first (named papers before others): diversity
+        hit = qualifying[position]
         if len(chosen) >= top_k:
             break
         if hit.paper_id not in per_paper_count and per_paper > 0:
@@ -509,14 +572,20 @@ def retrieve_passages(
     per_paper: int | None = None,
     mode: str | None = None,
     filters: PaperFilter | None = None,
+    focus: Focus | None = None,
 ) -> Retrieval:
     """Retrieve the numbered passages for *question* from *papers* (a project's papers).
+
+    *question* is the standalone query (a follow-up already resolved). *focus* says which papers
+    the question names and whether it compares: named papers are searched alone unless it
+    compares one of them with the rest, and `select_passages` gives them their slots.
 
     Only papers `ready` for the configured embedding model, and admitted by *filters*, are
     searched; both legs are restricted to them before ranking. Settings give the defaults:
     `RETRIEVAL_MODE` (hybrid, dense or lexical), `RETRIEVAL_RRF_K`, `PROJECT_CHAT_TOP_K`,
     `PROJECT_CHAT_MAX_CHUNKS_PER_PAPER`, `PROJECT_CHAT_MIN_RELEVANCE`,
-    `RETRIEVAL_MIN_LEXICAL_COVERAGE`; the module docstring says how relevance is judged per mode.
+    `RETRIEVAL_MIN_LEXICAL_COVERAGE`, `RETRIEVAL_PAPER_RELATIVE_BAR`, `RETRIEVAL_NAMED_NEAR_MISS`;
+    the module docstring says how relevance is judged per mode.
     Raises RetrievalModeError for an unknown mode; ChunkStoreError or EmbeddingError when a backing
     service fails.
     """
@@ -534,10 +603,14 @@ def retrieve_passages(
         return Retrieval(references=[], indexing=indexing, searched_papers=len(searched), mode=mode, failed=failed)
     # The index is keyed by all the project's ready papers, so a filter reuses it (as a row mask).
     versions = {paper.pk: paper.index_version for paper in ready}
-    limit = min(max(top_k * 4, per_paper * len(searched) * 2), MAX_CANDIDATES)
+    ranked = searched
+    named = {pid for pid in focus.paper_ids if pid in searched} if focus is not None else set()
+    if named and (len(named) >= 2 or not (focus is not None and focus.comparison)):
+        ranked = named  # "According to the ZooKeeper paper, ...", "How do GFS and Bigtable ...?"
+    limit = min(max(top_k * 4, per_paper * len(ranked) * 2), MAX_CANDIDATES)
     query = None if mode == "lexical" else embed_query(question)
     hits, ran = rank_hits(
-        question=question, versions=versions, searched=searched, mode=mode, limit=limit, query_embedding=query
+        question=question, versions=versions, searched=ranked, mode=mode, limit=limit, query_embedding=query
     )
     selected = select_passages(
         hits,
@@ -545,6 +618,9 @@ def retrieve_passages(
         min_lexical_coverage=settings.RETRIEVAL_MIN_LEXICAL_COVERAGE if ran != "dense" else None,
         top_k=top_k,
         per_paper=per_paper,
+        focus=focus,
+        relative_bar=settings.RETRIEVAL_PAPER_RELATIVE_BAR,
+        near_miss=settings.RETRIEVAL_NAMED_NEAR_MISS,
     )
     titles = {paper.pk: paper.display_title for paper in ready}
     return Retrieval(

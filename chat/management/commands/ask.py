@@ -1,4 +1,8 @@
-"""`manage.py ask --user USERNAME --project NAME "QUESTION" [--json] [--mode hybrid|dense|lexical]`."""
+"""`manage.py ask --user USERNAME --project NAME "QUESTION" [--json] [--mode hybrid|dense|lexical] [--chat]`.
+
+Without --chat the question stands alone and nothing is saved; with --chat it is the next turn of
+the project's chat: a follow-up is resolved against the thread, and both turns are appended to it.
+"""
 
 import json
 from typing import Any
@@ -16,7 +20,8 @@ from projects.models import Project
 class Command(BaseCommand):
     help = (
         "Ask a project a question; print the answer and its references (or JSON with --json, where each "
-        "reference also shows its dense rank, lexical rank and fused score)."
+        "reference also shows its dense rank, lexical rank and fused score, and 'query', the resolved question). "
+        "With --chat the question is a turn of the project's chat (follow-ups work, the turn is saved)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -25,6 +30,9 @@ class Command(BaseCommand):
         parser.add_argument("--project", required=True, help="project name")
         parser.add_argument("--json", action="store_true", help="print {answer, mode, references} as JSON")
         parser.add_argument("--mode", choices=MODES, help="retrieval mode (default: the RETRIEVAL_MODE setting)")
+        parser.add_argument(
+            "--chat", action="store_true", help="ask in the project's chat thread: read its history, append the turn"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         user = get_user_model().objects.filter(username=options["user"]).first()
@@ -36,7 +44,7 @@ class Command(BaseCommand):
         mode = options["mode"] or settings.RETRIEVAL_MODE
         # The answer workflow reads the mode from settings; the flag is this invocation's setting.
         with override_settings(RETRIEVAL_MODE=mode):
-            answer = answer_question(project=project, user=user, question=options["question"])
+            answer = answer_question(project=project, user=user, question=options["question"], chat=options["chat"])
         references = [
             {"n": ref.n, "paper_id": ref.paper_id, "title": ref.title, "page": ref.page, "text": ref.text}
             | ref.ranking()
@@ -45,7 +53,13 @@ class Command(BaseCommand):
         if options["json"]:
             self.stdout.write(
                 json.dumps(
-                    {"answer": answer.text, "extractive": answer.extractive, "mode": mode, "references": references},
+                    {
+                        "answer": answer.text,
+                        "query": answer.query,
+                        "extractive": answer.extractive,
+                        "mode": mode,
+                        "references": references,
+                    },
                     indent=2,
                 )
             )
