@@ -58,7 +58,7 @@ _TOKEN = re.compile(
 )
 _THOUSANDS = re.compile(r"^\d{1,3}(?:,\d{3})+$")
 _STOPWORDS = frozenset(STOPWORDS_EN) | frozenset(
-    "about above after again also any been before being below between both can could did does doing down "
+    "about above after again also any been before being below between both can could did do does doing down "
     "during each few from further had has have having here how its itself more most must nor only other our "
     "out over own same should some such than that their them then these those through too under until very "
     "was were what when where which while who whom why would you your".split()

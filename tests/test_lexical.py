@@ -65,3 +65,59 @@ def test_words_the_project_never_uses_keep_coverage_low():
 
 def test_an_index_of_no_words_matches_nothing():
     assert LexicalIndex(docs("", "the a an")).search("anything", limit=5) == []
+
+
+# --- numbers, units, ranges -----------------------------------------------------------------------
+
+
+def test_a_number_and_its_unit_match_with_or_without_a_space():
+    assert tokenize("300 ms") == tokenize("300ms") == ["300", "ms", "300ms"]
+    assert tokenize("300 milliseconds") == tokenize("300ms")
+    assert tokenize("64 MB chunks")[:3] == ["64", "mb", "64mb"]
+
+
+def test_a_range_gives_both_ends_the_unit_and_the_range():
+    terms = tokenize("150-300ms")
+    assert {"150", "300", "ms", "150ms", "300ms", "150-300ms"} == set(terms)
+    assert set(tokenize("150\u2013300 ms")) == set(terms)
+    assert set(tokenize("between 150 and 300 ms")) >= {"150", "300ms"}
+
+
+def test_thousands_separators_are_dropped_but_tuples_stay():
+    assert tokenize("1,000 servers") == ["1000", "servers"]
+    assert "3,2,2" in tokenize("the (3,2,2) configuration")
+
+
+def test_a_unit_word_only_counts_right_after_a_number():
+    assert tokenize("300 msgs") == ["300", "msgs"]
+    assert "s" not in tokenize("the 1990s")
+
+
+def test_a_question_in_one_spelling_finds_the_passage_in_the_other():
+    index = LexicalIndex(docs("the election timeout is 150-300ms in our setup", "leaders send heartbeats"))
+    (match,) = index.search("an election timeout of 300 ms", limit=5)
+    assert match.row == 0 and match.coverage == 1.0
+
+
+# --- CJK ------------------------------------------------------------------------------------------
+
+
+def test_cjk_text_is_cut_into_character_bigrams():
+    assert tokenize("分布式锁服务。") == ["分布", "布式", "式锁", "锁服", "服务"]
+    assert tokenize("Raft算法") == ["raft", "算法"]
+
+
+def test_a_cjk_question_finds_the_cjk_passage():
+    index = LexicalIndex(docs("本文介绍一种分布式锁服务。", "我们评估了系统的吞吐量。", "Raft elects a leader."))
+    found = index.search("分布式锁服务是什么\uff1f", limit=5)
+    assert found[0].row == 0
+
+
+# --- coverage -------------------------------------------------------------------------------------
+
+
+def test_words_that_only_frame_a_question_do_not_count_against_coverage():
+    index = LexicalIndex(docs("we use a fanout of three in every tree", "the tree is balanced", "leaders vote"))
+    (match,) = index.search("What fanout do the authors use?", limit=5)[:1]
+    assert match.row == 0
+    assert match.coverage == 1.0

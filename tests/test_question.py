@@ -1,0 +1,239 @@
+"""Question analysis (`chat.question`): named papers, comparison intent, answer types, key terms and
+the deterministic follow-up rewrite. Pure functions: no database, no model."""
+
+import pytest
+
+from chat.prompts import Turn
+from chat.question import (
+    AnswerType,
+    PaperRef,
+    analyse_question,
+    classify_answer_type,
+    first_author,
+    paper_names,
+    standalone_from_reply,
+    surname,
+)
+
+CHUBBY = PaperRef(1, "The Chubby lock service for loosely-coupled distributed systems", "Mike Burrows", 2006)
+RAFT = PaperRef(
+    2,
+    "In Search of an Understandable Consensus Algorithm",
+    "Diego Ongaro",
+    2013,
+    abstract="Raft is a consensus algorithm for managing a replicated log. It is as efficient as Paxos.",
+)
+ZOOKEEPER = PaperRef(
+    3,
+    "ZooKeeper: Wait-free coordination for Internet-scale systems",
+    "Patrick Hunt",
+    2010,
+    abstract="In this paper, we describe ZooKeeper, a service for coordinating processes.",
+)
+GFS = PaperRef(4, "The Google File System", "Sanjay Ghemawat", 2003)
+BIGTABLE = PaperRef(5, "Bigtable: A Distributed Storage System for Structured Data", "Fay Chang", 2006)
+PAXOS = PaperRef(6, "Paxos Made Simple", "Leslie Lamport", 2001)
+LIBRARY = [CHUBBY, RAFT, ZOOKEEPER, GFS, BIGTABLE, PAXOS]
+
+
+def analyse(question: str, *turns: tuple[str, tuple[int, ...]]) -> object:
+    """*question* after the (question, cited paper ids) turns, in LIBRARY."""
+    history = [t for q, cited in turns for t in (Turn("user", q), Turn("assistant", "An answer.", paper_ids=cited))]
+    return analyse_question(question, history=history, papers=LIBRARY)
+
+
+# --- paper names ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("paper", "name"),
+    [(ZOOKEEPER, "ZooKeeper"), (BIGTABLE, "Bigtable"), (CHUBBY, "Chubby"), (GFS, "GFS"), (RAFT, "Raft")],
+)
+def test_short_names_come_from_the_title_or_the_abstracts_introduction(paper, name):
+    assert paper_names(paper)[0] == name
+
+
+def test_a_parenthesised_name_in_a_title_is_a_short_name_but_a_version_note_is_not():
+    assert "Raft" in paper_names(PaperRef(9, "In Search of an Understandable Consensus Algorithm (Raft)"))
+    assert paper_names(PaperRef(9, "A study of caching (Extended Version)")) == ()
+
+
+def test_a_subtitle_gives_no_names_when_the_title_leads_with_one():
+    assert paper_names(ZOOKEEPER) == ("ZooKeeper",)
+
+
+def test_surnames_come_from_the_first_author_in_any_common_form():
+    assert surname(first_author("Mike Burrows, Google Inc.")) == "Burrows"
+    assert surname(first_author("Patrick Hunt and Mahadev Konar")) == "Hunt"
+    assert surname("Burrows, M.") == "Burrows"
+    assert surname("Amy X. Zhang") == "Zhang"
+    assert surname("TAL AUGUST") == "August"
+    assert first_author("Joseph Chee Chang Amy X. Zhang Jonathan Bragg") == ""
+
+
+@pytest.mark.parametrize(
+    ("question", "named"),
+    [
+        ("What chunk size does GFS use?", (4,)),
+        ("According to the ZooKeeper paper, what ordering guarantees do clients get?", (3,)),
+        ("How does the Raft paper handle membership changes?", (2,)),
+        ("What does Burrows say about caching?", (1,)),
+        ("What does the Google File System say about record appends?", (4,)),
+        ("What is zookeeper's consistency model?", (3,)),
+        ("How do GFS and Bigtable depend on each other?", (4, 5)),
+        ("How do leaders get elected?", ()),
+    ],
+)
+def test_papers_are_named_by_title_short_name_or_first_author(question, named):
+    assert analyse(question).named_paper_ids == named
+
+
+def test_a_plain_capitalised_name_in_lower_case_is_an_ordinary_word():
+    assert analyse("How do you keep a chubby cat happy?").named_paper_ids == ()
+
+
+# --- comparison -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How do GFS and Bigtable depend on each other?",
+        "Compare the consistency models of GFS and Dynamo.",
+        "How does Raft differ from Paxos Made Simple?",
+        "Which papers rely on S2ORC?",
+        "How do the storage systems and the lock service each handle failures?",
+        "Do both systems use leases?",
+    ],
+)
+def test_comparisons_and_broad_questions_are_recognised(question):
+    assert analyse(question).comparison is True
+
+
+@pytest.mark.parametrize("question", ["What chunk size does GFS use?", "How does Raft elect a leader?"])
+def test_a_question_about_one_paper_is_no_comparison(question):
+    assert analyse(question).comparison is False
+
+
+# --- answer types and key terms -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "answer_type"),
+    [
+        ("What chunk size does GFS use?", AnswerType.QUANTITY),
+        ("How many participants took part in the study?", AnswerType.QUANTITY),
+        ("What is the lease timeout in Chubby?", AnswerType.QUANTITY),
+        ("What range of election timeouts does Raft use?", AnswerType.QUANTITY),
+        ("What fanout do the authors use?", AnswerType.QUANTITY),
+        ("What is Paxos?", AnswerType.DEFINITION),
+        ("Define linearizability", AnswerType.DEFINITION),
+        ("Which system stores its logs in GFS?", AnswerType.ENTITY),
+        ("Who wrote the Chubby paper?", AnswerType.ENTITY),
+        ("Does ZooKeeper use locks?", AnswerType.YES_NO),
+        ("How does Raft elect a leader?", AnswerType.MECHANISM),
+        ("Why does Chubby use coarse-grained locks?", AnswerType.MECHANISM),
+        ("And how does the leader replicate entries?", AnswerType.MECHANISM),
+    ],
+)
+def test_answer_types(question, answer_type):
+    assert classify_answer_type(question) == answer_type
+
+
+def test_key_terms_leave_out_question_words_light_verbs_and_the_named_paper():
+    assert analyse("What chunk size does GFS use?").key_terms == ("chunk", "size")
+    assert analyse("What fanout do the authors use?").key_terms == ("fanout",)
+
+
+# --- follow-ups -----------------------------------------------------------------------------------
+
+MEMBERSHIP = ("How does Raft handle cluster membership changes?", (2,))
+ELECTION = ("How do Raft and Chubby elect a leader?", (2, 1))
+
+
+def test_a_standalone_question_is_left_as_it_is():
+    analysis = analyse("How does ZooKeeper order writes?", MEMBERSHIP)
+    assert (analysis.query, analysis.rewritten) == ("How does ZooKeeper order writes?", False)
+
+
+def test_without_history_nothing_is_rewritten():
+    analysis = analyse("How does Chubby handle that?")
+    assert (analysis.query, analysis.rewritten) == ("How does Chubby handle that?", False)
+    assert analysis.named_paper_ids == (1,)
+
+
+def test_that_takes_the_previous_topic_and_the_new_paper():
+    analysis = analyse("How does Chubby handle that?", MEMBERSHIP)
+    assert analysis.rewritten is True
+    assert analysis.query == "How does Chubby handle cluster membership changes?"
+    assert analysis.named_paper_ids == (1,)
+    assert analysis.key_terms == ("cluster", "membership", "changes")
+
+
+def test_the_second_paper_is_the_second_one_the_previous_turn_named():
+    analysis = analyse("And how does the second paper do it?", ELECTION)
+    assert analysis.query == "How does Chubby elect a leader?"
+    assert analysis.named_paper_ids == (1,)
+
+
+def test_the_second_paper_of_a_broad_question_is_the_second_one_its_answer_cited():
+    analysis = analyse("How does the second paper do that?", ("How do the papers handle leader failure?", (2, 3, 1)))
+    assert analysis.named_paper_ids == (3,)
+    assert "ZooKeeper" in analysis.query and "leader failure" in analysis.query
+
+
+def test_the_other_one_is_the_paper_the_previous_turn_was_not_about():
+    analysis = analyse("Does the other one use leases too?", ("How does Raft elect a leader?", (2, 1)))
+    assert analysis.query == "Does Chubby use leases too?"
+    assert analysis.named_paper_ids == (1,)
+
+
+def test_it_as_the_subject_is_the_previous_paper():
+    analysis = analyse("How does it handle log compaction?", ("How does Raft elect a leader?", (2,)))
+    assert analysis.query == "How does Raft handle log compaction?"
+    assert analysis.named_paper_ids == (2,)
+
+
+def test_a_question_with_nothing_of_its_own_asks_the_previous_one_about_the_new_paper():
+    analysis = analyse("And Bigtable?", ("What chunk size does GFS use?", (4,)))
+    assert analysis.query == "What chunk size does Bigtable use?"
+    assert analysis.named_paper_ids == (5,)
+    assert analysis.answer_type == AnswerType.QUANTITY
+
+
+def test_a_follow_up_naming_no_paper_stays_with_the_previous_papers():
+    analysis = analyse("And what is a term?", ("How does Raft elect a leader?", (2,)))
+    assert analysis.query == "What is a term in Raft?"
+    assert analysis.named_paper_ids == (2,)
+
+
+def test_both_of_them_is_a_comparison_of_the_previous_papers():
+    analysis = analyse("How do both of them handle that?", ELECTION)
+    assert analysis.named_paper_ids == (2, 1)
+    assert analysis.comparison is True
+
+
+def test_follow_ups_of_follow_ups_resolve_through_the_chain():
+    analysis = analyse("And the other one?", MEMBERSHIP, ("How does Chubby handle that?", (1,)))
+    assert analysis.named_paper_ids == (2,)
+    assert analysis.query == "How does Raft handle cluster membership changes?"
+
+
+def test_they_refers_to_the_questions_own_papers_when_it_names_some():
+    analysis = analyse("Which papers use Paxos and how do they differ?", MEMBERSHIP)
+    assert analysis.rewritten is False
+
+
+def test_the_other_servers_is_not_a_paper_reference():
+    assert analyse("How does the leader inform the other servers?", MEMBERSHIP).rewritten is False
+
+
+# --- the chat model's reply -----------------------------------------------------------------------
+
+
+def test_the_standalone_question_is_read_from_the_first_line_of_a_reply():
+    assert standalone_from_reply('Standalone question: "How does Chubby handle membership?"\n') == (
+        "How does Chubby handle membership?"
+    )
+    assert standalone_from_reply("\n\n") == ""
+    assert standalone_from_reply("x" * 2000) == ""

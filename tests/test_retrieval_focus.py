@@ -1,0 +1,139 @@
+"""Retrieval with a focus (`indexing.retrieval.Focus`, from the question analysis): the relative bar
+against filler papers, named papers first, one slot per compared paper, and the exact-lexical
+qualification of a short question."""
+
+import pytest
+
+from indexing.retrieval import Focus, Hit, retrieve_passages, select_passages
+from indexing.services import index_paper
+from papers.services import add_paper_to_library
+from projects.services import add_papers_to_project, create_project
+from tests.conftest import PAPERS_DIR
+
+
+def hits(*spec: tuple[int, float]) -> list[Hit]:
+    """Hits from (paper_id, cosine) pairs, chunk_index = position."""
+    return [Hit(paper_id=p, chunk_index=i, page_number=1, text=f"t{i}", score=s) for i, (p, s) in enumerate(spec)]
+
+
+def select(ranked: list[Hit], focus: Focus | None, **options) -> list[int]:
+    top_k = options.pop("top_k", 10)
+    chosen = select_passages(
+        ranked, min_relevance=0.3, top_k=top_k, per_paper=5, focus=focus, relative_bar=0.85, **options
+    )
+    return [hit.paper_id for hit in chosen]
+
+
+# --- the relative bar -----------------------------------------------------------------------------
+
+FILLER = hits((1, 0.62), (1, 0.6), (2, 0.58), (1, 0.55), (3, 0.34), (4, 0.31))
+
+
+def test_papers_far_below_the_best_get_no_slot_once_the_question_is_analysed():
+    assert set(select(FILLER, Focus())) == {1, 2}
+
+
+def test_without_an_analysis_every_qualifying_paper_still_gets_a_slot():
+    assert set(select(FILLER, None)) == {1, 2, 3, 4}
+
+
+def test_a_broad_question_keeps_every_qualifying_paper():
+    assert set(select(FILLER, Focus(comparison=True))) == {1, 2, 3, 4}
+
+
+def test_in_lexical_mode_the_bar_compares_bm25_scores():
+    ranked = [
+        Hit(paper_id=p, chunk_index=i, page_number=1, text="t", score=float("nan"), bm25=b, lexical_coverage=1.0)
+        for i, (p, b) in enumerate([(1, 10.0), (2, 9.0), (3, 2.0)])
+    ]
+    chosen = select_passages(
+        ranked, min_relevance=None, min_lexical_coverage=0.6, top_k=10, per_paper=5, focus=Focus(), relative_bar=0.85
+    )
+    assert {hit.paper_id for hit in chosen} == {1, 2}
+
+
+# --- named papers and comparisons -----------------------------------------------------------------
+
+
+def test_a_named_paper_is_answered_from_alone():
+    assert set(select(FILLER, Focus(paper_ids=(3,)))) == {3}
+
+
+def test_a_named_paper_keeps_its_best_passage_just_under_the_threshold():
+    ranked = hits((1, 0.7), (2, 0.28), (2, 0.2))
+    assert select(ranked, Focus(paper_ids=(2,)), near_miss=0.05) == [2]
+    assert select(ranked, Focus(paper_ids=(2,)), near_miss=0.0) == []
+
+
+def test_a_comparison_keeps_a_slot_for_every_compared_paper_before_the_rest():
+    ranked = hits(*[(1, 0.8 - i * 0.01) for i in range(6)], (5, 0.7), (2, 0.29))
+    chosen = select(ranked, Focus(paper_ids=(1, 2), comparison=True), near_miss=0.05, top_k=2)
+    assert set(chosen) == {1, 2}
+
+
+# --- against the chunk index ----------------------------------------------------------------------
+
+RAFT_MEMBERSHIP = (
+    "Cluster membership changes. Raft changes the cluster configuration with joint consensus: the "
+    "cluster first switches to a transitional configuration that combines the old and new servers."
+)
+CHUBBY_MASTER = (
+    "Chubby cells. A Chubby cell consists of five replicas. The replicas elect a master with Paxos; "
+    "the master lease lasts a few seconds, and clients talk to the master only."
+)
+GFS_CHUNKS = (
+    "Chunk size. We have chosen 64 MB as the chunk size, much larger than typical file system block "
+    "sizes. Each chunk replica is stored as a plain Linux file on a chunkserver."
+)
+
+
+@pytest.fixture
+def project(alice, make_pdf, chunk_store, settings):
+    """`project({title: pages})`: alice's project of indexed papers, returned with its papers."""
+    settings.CONTEXTUAL_BLURBS = "heuristic"
+
+    def make(papers: dict[str, list[str]]):
+        made = []
+        for title, pages in papers.items():
+            paper = add_paper_to_library(user=alice, data=make_pdf(pages), filename=f"{title}.pdf").paper
+            paper.title = title
+            paper.save()
+            made.append(index_paper(paper_id=paper.pk))
+        project = create_project(owner=alice, name="Systems")
+        add_papers_to_project(project=project, papers=made, user=alice)
+        return made
+
+    return make
+
+
+@pytest.mark.django_db
+def test_a_named_paper_is_searched_alone(project):
+    raft, chubby, gfs = project({"Raft": [RAFT_MEMBERSHIP], "Chubby": [CHUBBY_MASTER], "GFS": [GFS_CHUNKS]})
+    question = "How do the replicas agree on a master?"
+    unfocused = retrieve_passages(papers=[raft, chubby, gfs], question=question, focus=Focus())
+    focused = retrieve_passages(papers=[raft, chubby, gfs], question=question, focus=Focus(paper_ids=(raft.pk,)))
+    assert unfocused.references[0].paper_id == chubby.pk
+    assert {ref.paper_id for ref in focused.references} == {raft.pk}
+
+
+@pytest.mark.django_db
+def test_compared_papers_are_searched_together(project):
+    raft, chubby, gfs = project({"Raft": [RAFT_MEMBERSHIP], "Chubby": [CHUBBY_MASTER], "GFS": [GFS_CHUNKS]})
+    papers, question = [raft, chubby, gfs], "How many servers make up a cluster?"
+    alone = retrieve_passages(papers=papers, question=question, focus=Focus())
+    compared = retrieve_passages(papers=papers, question=question, focus=Focus((raft.pk, chubby.pk), comparison=True))
+    assert {ref.paper_id for ref in alone.references} == {raft.pk}  # the others fall under the relative bar
+    assert {ref.paper_id for ref in compared.references} == {raft.pk, chubby.pk}
+
+
+@pytest.mark.django_db
+def test_a_short_question_whose_rare_word_a_passage_holds_verbatim_qualifies(alice, chunk_store, settings):
+    path = PAPERS_DIR.parent / "cases" / "running-headers.pdf"
+    if not path.exists():
+        pytest.skip(f"{path} is not on this machine")
+    settings.CONTEXTUAL_BLURBS = "heuristic"
+    paper = add_paper_to_library(user=alice, data=path.read_bytes(), filename=path.name, queue_indexing=False).paper
+    paper = index_paper(paper_id=paper.pk)
+    retrieval = retrieve_passages(papers=[paper], question="What fanout do the authors use?", focus=Focus())
+    assert retrieval.references
+    assert "fanout of three" in " ".join(retrieval.references[0].text.split())
