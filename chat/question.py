@@ -367,7 +367,12 @@ _PAPER_REFERENCE = re.compile(
     re.IGNORECASE,
 )
 _AUXILIARY_IT = r"\b(does|do|did|is|was|can|could|would|will|should|has)\s+it\b(?!\s*[?.!]*\s*$)"
-_SUBJECT_IT = re.compile(rf"^(?:it|its)\b|{_AUXILIARY_IT}|\bits\b", re.IGNORECASE)
+# "its" only right after the question's verb ("What is its chunk size?"): elsewhere ("How does a
+# system keep its state?") it belongs to a noun of the question itself.
+_SUBJECT_IT = re.compile(
+    rf"^(?:it|its)\b|{_AUXILIARY_IT}|^(?:what|how|which|why|where|when)\s+(?:is|are|was|were|does|do|did)\s+its\b",
+    re.IGNORECASE,
+)
 _DO_IT = re.compile(r"\b(?:do|does|did)\s+(?:it|that|this|so|the same)(?=\s*[?.!]*\s*$)", re.IGNORECASE)
 _TOPIC_PRONOUN = re.compile(
     r"\b(?:that|this|it|the same(?: thing)?)(?:\s+(?:problem|issue|question|case|feature|mechanism|part|step|"

@@ -237,3 +237,9 @@ def test_the_standalone_question_is_read_from_the_first_line_of_a_reply():
     )
     assert standalone_from_reply("\n\n") == ""
     assert standalone_from_reply("x" * 2000) == ""
+
+
+def test_its_belonging_to_a_noun_of_the_question_is_no_reference():
+    analysis = analyse("How does a replicated system keep its state consistent?", MEMBERSHIP)
+    assert analysis.rewritten is False
+    assert analyse("What is its chunk size?", ("How does GFS store files?", (4,))).query == "What is GFS's chunk size?"
