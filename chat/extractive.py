@@ -30,7 +30,7 @@ import itertools
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
@@ -44,6 +44,7 @@ from indexing.retrieval import Reference
 
 MIN_SENTENCE_CHARS = 40
 MIN_LINE_CHARS = 12
+MAX_LINE_CHARS = 160
 MIN_CJK_CHARS = 6
 MAX_SENTENCE_CHARS = 500
 # A paper is quoted when its best candidate scores at least this share of the overall best.
@@ -62,7 +63,9 @@ WINDOW_PENALTY = 0.03
 MIN_SCORE = 0.2
 
 _CJK_STOPS = "\u3002\uff01\uff1f"  # the ideographic full stop, fullwidth exclamation and question marks
-_SPLIT = re.compile(rf"(?<=[.!?])\s+(?=[A-Z(\[])|(?<=[{_CJK_STOPS}])")
+# A sentence ends at a stop before a capital, a bracket or a footnote number glued to a capital
+# ("... communicate. 2We stress ..."), or at a CJK stop.
+_SPLIT = re.compile(rf"(?<=[.!?])\s+(?=[A-Z(\[]|\d+[A-Z])|(?<=[{_CJK_STOPS}])")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _HEADER = "Extractive answer (sentences quoted from the papers; no chat model is configured):"
 
@@ -91,6 +94,11 @@ class Sentence:
     position: int = 0
     kind: str = "sentence"  # sentence | line | window
     parts: int = 1
+    context: str = ""  # matched but not quoted: a table row's header line
+
+    @property
+    def matchable(self) -> str:
+        return f"{self.text} {self.context}" if self.context else self.text
 
 
 @dataclass(frozen=True)
@@ -192,11 +200,12 @@ def is_quotable_line(line: str) -> bool:
     """A line worth quoting as it stands though it is no prose sentence: a table row (a label and
     two or more numbers) or a short complete line (three words or more, ending in a stop)."""
     line = line.strip()
-    if not MIN_LINE_CHARS <= len(line) <= MAX_SENTENCE_CHARS or _BIBLIOGRAPHY.search(line):
+    if not MIN_LINE_CHARS <= len(line) <= MAX_LINE_CHARS or _BIBLIOGRAPHY.search(line) or _CAPTION.search(line):
         return False
     if _TABLE_ROW.match(line):
         return True
-    return len(line.split()) >= 3 and line[-1] in ".!?" and (line[0].isupper() or line[0].isdigit())
+    one_sentence = len(_SPLIT.split(line)) == 1 and not re.match(r"^\d+[A-Z]", line)
+    return one_sentence and len(line.split()) >= 3 and line[-1] in ".!?" and (line[0].isupper() or line[0].isdigit())
 
 
 def _quote(text: str) -> str:
@@ -217,18 +226,36 @@ def candidate_sentences(references: Sequence[Reference]) -> list[Sentence]:
                 text = raw.strip()
                 if text and is_quotable(text):
                     found.append(text)
-            previous = ""
+            previous = header = ""
+            headers: dict[str, str] = {}
             for line in lines:
                 text = " ".join(line.split())
+                if _TABLE_ROW.match(text):
+                    headers[text] = header
+                elif text:
+                    header = text if len(text) <= MAX_LINE_CHARS else ""
                 # A line is quoted whole only where it starts a sentence: never a fragment of prose.
-                starts = not previous or previous[-1] in ".!?:" or bool(_TABLE_ROW.match(text))
-                if text and starts and not any(text in s for s in found) and is_quotable_line(text):
+                starts = (
+                    not previous or previous[-1] in ".!?:" or bool(_TABLE_ROW.match(text) or _TABLE_ROW.match(previous))
+                )
+                contained = any(text in s or s in text for s in found)
+                if text and starts and not contained and is_quotable_line(text):
                     found.append(text)
                 previous = text or previous
             for position, text in enumerate(found):
                 kind = "sentence" if is_quotable(text) else "line"
                 sentences.append(
-                    Sentence(ref.n, ref.paper_id, ref.title, _quote(text), ref.page, b, position, kind=kind)
+                    Sentence(
+                        ref.n,
+                        ref.paper_id,
+                        ref.title,
+                        _quote(text),
+                        ref.page,
+                        b,
+                        position,
+                        kind,
+                        context=headers.get(text, ""),
+                    )
                 )
     return sentences
 
@@ -268,8 +295,8 @@ _UNITS = {
 _NUMBER = r"\d+(?:,\d{3})*(?:\.\d+)?"
 _UNIT = "|".join(sorted((re.escape(u) for u in _UNITS), key=len, reverse=True))
 _QUANTITY = re.compile(
-    rf"(?<![\w.])(?:between\s+)?(?P<low>{_NUMBER})(?:\s*(?P<unit1>{_UNIT})\b)?"
-    rf"(?:\s*(?:-|\u2013|\u2014|to|and)\s*(?P<high>{_NUMBER}))?\s*(?P<unit>{_UNIT})?(?![\w])",
+    rf"(?<![\w.])(?:(?P<between>between)\s+)?(?P<low>{_NUMBER})(?:\s*(?P<unit1>{_UNIT})\b)?"
+    rf"(?:\s*(?:-|\u2013|\u2014|to|(?(between)and|(?!)))\s*(?P<high>{_NUMBER}))?\s*(?P<unit>{_UNIT})?(?![\w])",
     re.IGNORECASE,
 )
 _NOT_A_QUANTITY = re.compile(r"(?:Section|Sec\.|Figure|Fig\.|Table|§|\[\u2060?|ref|Eq\.|Equation)\s*$", re.I)
@@ -312,12 +339,9 @@ def quantities(text: str) -> list[Quantity]:
             unit_text = match["unit1"]
         else:
             unit_text = match["unit"] or match["unit1"] or ""
-        joined = match.group(0).strip()
         if match["high"] and high < low:
             # "2-1" is no range (a score, an identifier): keep the first number alone.
             high = low
-        if re.search(r"\band\b", joined, re.I) and not joined.lower().startswith("between"):
-            high = low  # "3 and 4 servers": two numbers, not a range
         unit = _UNITS.get(unit_text.lower(), "")
         if not unit and low == high and low.is_integer() and 1900 <= low <= 2099:
             continue
@@ -414,12 +438,26 @@ def answer_type(analysis: QuestionAnalysis) -> AnswerType:
     return analysis.answer_type
 
 
-def analysis_for(question: str) -> QuestionAnalysis:
-    """A `QuestionAnalysis` of *question* alone, for callers without the full analysis."""
+def analysis_for(question: str, titles: Mapping[int, str] | None = None) -> QuestionAnalysis:
+    """A `QuestionAnalysis` of *question* alone, for callers without the full analysis: the papers
+    it names are those whose whole title, or title acronym, it contains as words (*titles* by paper
+    id); it compares when it names two or more."""
+
+    def spaced(text: str) -> str:
+        return " " + " ".join(re.findall(r"[\w-]+", text.casefold())) + " "
+
+    folded = spaced(question)
+    named = tuple(
+        pid
+        for pid, title in (titles or {}).items()
+        if spaced(title) in folded or (len(_acronym(title)) >= 2 and f" {_acronym(title)} " in folded)
+    )
     return QuestionAnalysis(
         question=question,
         query=question,
         answer_type=classify_answer_type(question),
+        named_paper_ids=named,
+        comparison=len(named) > 1,
         key_terms=tuple(dict.fromkeys(terms(question))),
     )
 
@@ -463,7 +501,7 @@ def term_weights(candidates: Sequence[Sentence], question_terms: Sequence[str]) 
     candidate has says little about which one answers."""
     df: Counter[str] = Counter()
     for candidate in candidates:
-        df.update(set(terms(candidate.text)) & set(question_terms))
+        df.update(set(terms(candidate.matchable)) & set(question_terms))
     total = len(candidates)
     return {t: math.log(1 + total / (1 + df[t])) for t in dict.fromkeys(question_terms)}
 
@@ -479,11 +517,11 @@ def cheap_scores(candidates: Sequence[Sentence], analysis: QuestionAnalysis) -> 
     out = []
     for candidate in candidates:
         own = terms(candidate.text)
-        present = set(own)
+        present = set(terms(candidate.matchable))
         lexical = sum(w for t, w in weights.items() if t in present) / mass
         novelty = sum(t not in qset for t in own) / len(own) if own else 0.0
         type_match = _type_match(candidate.text, analysis, qset)
-        out.append((lexical, type_match, novelty, states_fact(candidate.text, analysis, asked)))
+        out.append((lexical, type_match, novelty, states_fact(candidate.matchable, analysis, asked)))
     return out
 
 

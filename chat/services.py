@@ -158,7 +158,7 @@ def extractive_answer(
     `chat.extractive.analysis_for`); *labels* the citation label of each paper id."""
     if not references:
         return ExtractiveAnswer(text=refusal, status=Status.NOT_STATED)
-    analysis = analysis or analysis_for(question)
+    analysis = analysis or analysis_for(question, {ref.paper_id: ref.title for ref in references})
     candidates = candidate_sentences(references)
     candidates += candidate_windows(candidates)
     if not candidates:
