@@ -72,6 +72,7 @@ class CitationStream:
     cited: list[int] = field(default_factory=list)
     _raw: str = ""
     _bracket_style: bool = False
+    _last_chars: str = ""
     _pending: str = ""
     _held: str = ""
     _sentence: set[int] = field(default_factory=set)
@@ -120,7 +121,9 @@ class CitationStream:
                 return f"{match['space']}[{match['numbers']}]"
             return match.group(0)
 
-        return _PAREN.sub(paren, text)
+        # The two characters before *text* (already passed on) decide whether "(1)" follows a word.
+        before, self._last_chars = self._last_chars, (self._last_chars + text)[-2:]
+        return _PAREN.sub(paren, before + text)[len(before) :]
 
     def _render(self, numbers: Iterable[int]) -> tuple[str, list[int]]:
         out, new = [], []

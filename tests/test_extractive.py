@@ -109,11 +109,11 @@ def test_table_rows_and_short_lines_are_candidates_quoted_as_lines():
 
 
 def test_cjk_sentences_are_split_on_their_own_punctuation():
-    text = "本文提出一种新的共识算法。领导者每隔五十毫秒发送一次心跳！这样是否足够？"
+    text = "本文提出一种新的共识算法。领导者每隔五十毫秒发送一次心跳\uff01这样是否足够\uff1f"
     assert [s.text for s in candidate_sentences([reference(1, 1, text)])] == [
         "本文提出一种新的共识算法。",
-        "领导者每隔五十毫秒发送一次心跳！",
-        "这样是否足够？",
+        "领导者每隔五十毫秒发送一次心跳\uff01",
+        "这样是否足够\uff1f",
     ]
 
 
@@ -292,7 +292,7 @@ def test_a_one_line_erratum_is_quoted():
 
 def test_a_cjk_passage_is_quoted_never_not_covered():
     text = "本文提出一种新的共识算法。领导者每隔五十毫秒发送一次心跳。"
-    answer = extractive_answer("领导者多久发送一次心跳？", [reference(1, 1, text, title="共识")])
+    answer = extractive_answer("领导者多久发送一次心跳\uff1f", [reference(1, 1, text, title="共识")])
     assert "[1]" in answer.text
     assert "“领导者每隔五十毫秒发送一次心跳。” [1]" in answer.text
     assert REFUSAL not in answer.text
