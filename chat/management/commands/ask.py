@@ -45,7 +45,13 @@ class Command(BaseCommand):
         if options["json"]:
             self.stdout.write(
                 json.dumps(
-                    {"answer": answer.text, "extractive": answer.extractive, "mode": mode, "references": references},
+                    {
+                        "answer": answer.text,
+                        "status": answer.status,
+                        "extractive": answer.extractive,
+                        "mode": mode,
+                        "references": references,
+                    },
                     indent=2,
                 )
             )
