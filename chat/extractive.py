@@ -33,6 +33,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from functools import lru_cache
 
 import numpy as np
 
@@ -53,7 +54,7 @@ RELATIVE_BAR = 0.85
 SECOND_QUOTE_BAR = 0.92
 # At most this many sentences are embedded per question: the rest are ranked out by the cheap
 # scores first (embedding was 3 s of a 3.2 s answer when every candidate was embedded).
-MAX_EMBEDDED = 32
+MAX_EMBEDDED = 20
 # Score weights; dense and lexical are both in [0, 1] here. Chosen on the GFS/Raft/Chubby questions
 # of benchmarks/questions.json (non-held-out items) so that the sentence holding the fact beats the
 # one restating the question.
@@ -329,6 +330,11 @@ def quantities(text: str) -> list[Quantity]:
     "300 milliseconds") and ranges read as one quantity ("150-300ms", "150 to 300 ms", "between
     150 and 300 milliseconds" -> 150..300 ms). Years (1900-2099 with no unit), section, figure,
     table and reference numbers are left out."""
+    return list(_quantities(text))
+
+
+@lru_cache(maxsize=50_000)
+def _quantities(text: str) -> tuple[Quantity, ...]:
     found = []
     for match in _QUANTITY.finditer(text):
         if _NOT_A_QUANTITY.search(text[max(0, match.start() - 12) : match.start()]):
@@ -346,7 +352,7 @@ def quantities(text: str) -> list[Quantity]:
         if not unit and low == high and low.is_integer() and 1900 <= low <= 2099:
             continue
         found.append(Quantity(low, high, unit, match.start(), match.end()))
-    return found
+    return tuple(found)
 
 
 def normalise_numbers(text: str) -> str:
@@ -375,6 +381,13 @@ def _stem(term: str) -> str:
 def terms(text: str) -> list[str]:
     """Content terms of *text* for matching: BM25 tokens (`indexing.lexical.tokenize`) of the
     number-normalised text, lightly stemmed; a CJK run becomes its character bigrams."""
+    return list(_terms(text))
+
+
+# Scoring reads each candidate's terms several times, and the same passages come back for
+# follow-up questions: memoised per text (pure).
+@lru_cache(maxsize=50_000)
+def _terms(text: str) -> tuple[str, ...]:
     out: list[str] = []
     for token in tokenize(normalise_numbers(text)):
         if _CJK.search(token):
@@ -382,7 +395,7 @@ def terms(text: str) -> list[str]:
             out.extend([a + b for a, b in itertools.pairwise(chars)] if len(chars) > 1 else chars)
         else:
             out.append(_stem(token))
-    return out
+    return tuple(out)
 
 
 # Words that ask but do not name what is asked.
@@ -604,14 +617,11 @@ def choose_evidence(scored: Sequence[Scored], analysis: QuestionAnalysis) -> lis
         return []
     best = max(s.score for s in ranked)
     named = [pid for pid in analysis.named_paper_ids if pid in by_paper]
-    if named and not analysis.comparison:
-        papers = named
-    else:
-        over_bar = [pid for pid, items in by_paper.items() if items[0].score >= RELATIVE_BAR * best]
-        papers = list(dict.fromkeys([*named, *over_bar]))
-    papers.sort(key=lambda pid: (pid not in named or not analysis.comparison, -by_paper[pid][0].score))
-    if not named:
-        papers.sort(key=lambda pid: (-by_paper[pid][0].states, -by_paper[pid][0].score))
+    over_bar = sorted(
+        (pid for pid, items in by_paper.items() if items[0].score >= RELATIVE_BAR * best),
+        key=lambda pid: (-by_paper[pid][0].states, -by_paper[pid][0].score),
+    )
+    papers = named if named and not analysis.comparison else list(dict.fromkeys([*named, *over_bar]))
     chosen: list[Scored] = []
     for rank, pid in enumerate(papers):
         first = by_paper[pid][0]
