@@ -205,6 +205,7 @@ class StreamedAnswer:
     sentences: list[AnswerSentence] = field(default_factory=list)
     saved: Any = None
     _saving: asyncio.Future[Any] | None = field(default=None, init=False, repr=False)
+    _unannounced: list[int] = field(default_factory=list, init=False, repr=False)
 
     async def events(self) -> AsyncGenerator[dict[str, Any], None]:
         """Yield `answer.start`, `answer.delta` and `answer.citation` events, then `answer.done`.
@@ -243,10 +244,15 @@ class StreamedAnswer:
         checked first. Citation events always go out before any text that cites them."""
         if buffer is None:
             return self._emit(text, new)
-        out = self._emit("", new)
+        self._unannounced.extend(new)
+        out: list[dict[str, Any]] = []
         for sentence in buffer.feed(text) + (buffer.close() if final else []):
             shown = await sync_to_async(self._check)(sentence)
-            out.extend(self._emit(shown, []))
+            # A citation is announced with the first sentence that shows it.
+            cited = {int(n) for n in re.findall(r"\[(\d+)\]", sentence)}
+            announce = [n for n in self._unannounced if n in cited or final]
+            self._unannounced = [n for n in self._unannounced if n not in announce]
+            out.extend(self._emit(shown, announce))
         return out
 
     def _emit(self, text: str, new: list[int]) -> list[dict[str, Any]]:
