@@ -451,26 +451,43 @@ def answer_type(analysis: QuestionAnalysis) -> AnswerType:
     return analysis.answer_type
 
 
-def analysis_for(question: str, titles: Mapping[int, str] | None = None) -> QuestionAnalysis:
-    """A `QuestionAnalysis` of *question* alone, for callers without the full analysis: the papers
-    it names are those whose whole title, or title acronym, it contains as words (*titles* by paper
-    id); it compares when it names two or more."""
+def analysis_for(
+    question: str, titles: Mapping[int, str] | None = None, texts: Mapping[int, str] | None = None
+) -> QuestionAnalysis:
+    """A `QuestionAnalysis` of *question* alone, for callers without the full analysis
+    (`chat.question.analyse_question`). The papers it names: those whose whole title or title
+    acronym it contains, those whose title holds a name it uses ("Paxos"), and, for a name no title
+    holds, the paper whose passage text (*texts*, by paper id) uses it at least three times and
+    twice as often as any other ("Raft"). It compares when it names two papers or more."""
+    titles = titles or {}
+    texts = texts or {}
 
     def spaced(text: str) -> str:
         return " " + " ".join(re.findall(r"[\w-]+", text.casefold())) + " "
 
     folded = spaced(question)
-    named = tuple(
+    named = [
         pid
-        for pid, title in (titles or {}).items()
+        for pid, title in titles.items()
         if spaced(title) in folded or (len(_acronym(title)) >= 2 and f" {_acronym(title)} " in folded)
-    )
+    ]
+    for name in _named_things(question):
+        key = f" {name.casefold()} "
+        in_title = [pid for pid, title in titles.items() if key in spaced(title)]
+        named += in_title
+        if in_title or not texts:
+            continue
+        counts = sorted(((spaced(text).count(key), pid) for pid, text in texts.items()), reverse=True)
+        others = counts[1][0] if len(counts) > 1 else 0
+        if counts[0][0] >= 3 and counts[0][0] >= 2 * others:
+            named.append(counts[0][1])
+    named_ids = tuple(dict.fromkeys(named))
     return QuestionAnalysis(
         question=question,
         query=question,
         answer_type=classify_answer_type(question),
-        named_paper_ids=named,
-        comparison=len(named) > 1,
+        named_paper_ids=named_ids,
+        comparison=len(named_ids) > 1,
         key_terms=tuple(dict.fromkeys(terms(question))),
     )
 

@@ -158,7 +158,11 @@ def extractive_answer(
     `chat.extractive.analysis_for`); *labels* the citation label of each paper id."""
     if not references:
         return ExtractiveAnswer(text=refusal, status=Status.NOT_STATED)
-    analysis = analysis or analysis_for(question, {ref.paper_id: ref.title for ref in references})
+    if analysis is None:
+        texts: dict[int, str] = {}
+        for ref in references:
+            texts[ref.paper_id] = f"{texts.get(ref.paper_id, '')}\n{ref.text}"
+        analysis = analysis_for(question, {ref.paper_id: ref.title for ref in references}, texts)
     candidates = candidate_sentences(references)
     candidates += candidate_windows(candidates)
     if not candidates:

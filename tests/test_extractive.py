@@ -337,3 +337,16 @@ def test_an_empty_project_says_it_has_no_papers(alice, chunk_store):
     assert answer.text == NO_PAPERS
     assert answer.status == "no_papers"
     assert ChatMessage.objects.filter(role="assistant").get().status == "no_papers"
+
+
+def test_without_the_full_analysis_papers_named_by_title_word_or_by_their_own_text_are_found():
+    titles = {
+        1: "In Search of an Understandable Consensus Algorithm",
+        2: "Paxos Made Simple",
+        3: "The Google File System",
+    }
+    texts = {1: "Raft elects a leader. Raft uses terms. In Raft, Paxos is compared.", 2: "Paxos chooses.", 3: "GFS"}
+    analysis = analysis_for("How does Raft elect a leader, and how does Paxos choose a value?", titles, texts)
+    assert set(analysis.named_paper_ids) == {1, 2}
+    assert analysis.comparison
+    assert analysis_for("What chunk size does GFS use?", titles, texts).named_paper_ids == (3,)
