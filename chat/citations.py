@@ -7,6 +7,11 @@
 - A number not in the reference list is removed, never linked.
 - A reference cited twice in one sentence is kept once there.
 - A marker removed (unknown, or repeated in its sentence) takes its leading space with it.
+- Variants that chat models write are read as markers: "【1】" and "【3:0†source】", "[2†source]",
+  "[^1]", "[Source 1]" / "[Sources 1, 2]" / "[Passage 3]", and "(1)" / "(1, 2)" where it is
+  unambiguous: the numbers are all valid references, the answer has used no "[N]" marker so far,
+  and the parenthesis ends a claim (punctuation, a newline or the end follows; "(1) first, (2)
+  second" is an enumeration and stays).
 
 The parser is pure: it turns text in into text out plus the new reference numbers it saw.
 """
@@ -17,6 +22,18 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+# Marker variants written by chat models, normalised to "[N]" before parsing (see the module doc).
+_VARIANT = re.compile(
+    r"\u3010\s*(?P<lenticular>\d+(?:\s*[,\-\u2013]\s*\d+)*)[^\u3011\n]{0,30}\u3011"
+    r"|\[\^(?P<footnote>\d+)\]"
+    r"|\[\s*(?P<dagger>\d+(?:\s*[,\-\u2013]\s*\d+)*)\s*\u2020[^\]\n]{0,30}\]"
+    r"|\[\s*(?:sources?|passages?|references?|docs?|documents?)\s*[:#]?\s*"
+    r"(?P<named>\d+(?:\s*(?:[,;\-\u2013]|and)\s*(?:(?:sources?|passages?)\s*)?\d+)*)\s*\]",
+    re.IGNORECASE,
+)
+_PAREN = re.compile(r"(?<=\S)(?P<space>\s?)\((?P<numbers>\d{1,3}(?:\s*,\s*\d{1,3})*)\)(?=[.,;:!?]|[ \t]*(?:\n|$))")
+_BRACKET_STYLE = re.compile(r"\[\s*\d")
+_OPENERS = (("\u3010", "\u3011"), ("[", "]"), ("(", ")"))
 _MARKER = re.compile(r"\[\s*(\d+(?:\s*(?:[-\u2013,;]|and)\s*\d+)*)\s*\]")
 _MAX_MARKER_CHARS = 40
 # A sentence ends at . ! or ? (closing quotes and brackets may follow) before white space, or at a newline.
@@ -53,6 +70,9 @@ class CitationStream:
 
     valid: set[int]
     cited: list[int] = field(default_factory=list)
+    _raw: str = ""
+    _bracket_style: bool = False
+    _last_chars: str = ""
     _pending: str = ""
     _held: str = ""
     _sentence: set[int] = field(default_factory=set)
@@ -60,11 +80,50 @@ class CitationStream:
     _after_removed: bool = False
 
     def feed(self, chunk: str) -> tuple[str, list[int]]:
-        self._pending += chunk
+        self._raw += chunk
+        self._pending += self._take_raw(final=False)
         return self._drain(final=False)
 
     def close(self) -> tuple[str, list[int]]:
+        self._pending += self._take_raw(final=True)
         return self._drain(final=True)
+
+    def _take_raw(self, *, final: bool) -> str:
+        """The raw text that can be normalised now (variant markers rewritten as "[N]"); a tail that
+        may still become a variant marker, or a "(N)" whose next character decides, waits."""
+        text = self._raw
+        cut = len(text)
+        if not final:
+            for opener, closer in _OPENERS:
+                start = text.rfind(opener)
+                if start >= 0 and text.find(closer, start) < 0 and len(text) - start < _MAX_MARKER_CHARS:
+                    cut = min(cut, start)
+            tail = re.search(r"\(\d[\d,\s]*\)[ \t]*$", text)
+            if tail:
+                cut = min(cut, tail.start())
+        ready, self._raw = text[:cut], text[cut:]
+        return self._normalise(ready)
+
+    def _normalise(self, text: str) -> str:
+        def variant(match: re.Match[str]) -> str:
+            inner = next(group for group in match.groups() if group is not None)
+            return "[" + re.sub(r"(?i)sources?|passages?", "", inner) + "]"
+
+        text = _VARIANT.sub(variant, text)
+        if _BRACKET_STYLE.search(text):
+            self._bracket_style = True
+        if self._bracket_style:
+            return text
+
+        def paren(match: re.Match[str]) -> str:
+            numbers = marker_numbers(match["numbers"])
+            if numbers and all(n in self.valid for n in numbers):
+                return f"{match['space']}[{match['numbers']}]"
+            return match.group(0)
+
+        # The two characters before *text* (already passed on) decide whether "(1)" follows a word.
+        before, self._last_chars = self._last_chars, (self._last_chars + text)[-2:]
+        return _PAREN.sub(paren, before + text)[len(before) :]
 
     def _render(self, numbers: Iterable[int]) -> tuple[str, list[int]]:
         out, new = [], []
@@ -185,3 +244,32 @@ def parse_citations(text: str, valid: set[int]) -> tuple[str, list[int]]:
     head, _ = stream.feed(text)
     tail, _ = stream.close()
     return head + tail, stream.cited
+
+
+# Marker-like text left in an answer after parsing: something meant as a citation, not understood.
+_LEFTOVER_MARKER = re.compile(
+    r"\u3010[^\u3011]*\u3011|\u2020|\[\^|\[\s*(?:source|passage|ref(?!\s+\d)|doc)[^\]]*\]|\[\s*[a-z]*\s*\d+[^\]\u2060]*\]",
+    re.IGNORECASE,
+)
+
+
+def citations_unreadable(text: str, cited: Iterable[int]) -> bool:
+    """Whether an answer's citations could not be read: nothing was cited although the answer
+    holds marker-like text (an unknown variant, a number in brackets not in the reference list),
+    or nothing was cited at all in an answer of two or more sentences (a model that ignores the
+    contract). Answers that only say the papers do not state something are not counted."""
+    if list(cited):
+        return False
+    if _LEFTOVER_MARKER.search(text):
+        return True
+    sentences = [s for s in re.split(r"(?<=[.!?\u3002])\s+", text.strip()) if s.strip()]
+    claims = [s for s in sentences if not NOT_STATED_PHRASE.search(s)]
+    return len(claims) >= 2
+
+
+NOT_STATED_PHRASE = re.compile(
+    r"\b(?:do(?:es)?(?: not|n't) (?:state|say|cover|mention|discuss|specify|report|give|provide|describe)"
+    r"|(?:is|are) not (?:stated|covered|mentioned|specified|reported|discussed|given)"
+    r"|not (?:stated|covered) (?:in|by)|no (?:passage|paper) (?:states|says|mentions|covers))\b",
+    re.IGNORECASE,
+)

@@ -13,14 +13,19 @@ Server -> client:
   because they are still queued or indexing, or because their indexing failed.
 - `answer.delta`: `{"text": str}`; markers already normalised to `[N]`, unknown numbers removed. Text is
   plain text (paper and model text verbatim, never HTML): the client must insert it as text.
-- `answer.citation`: `{"n", "paper_id", "title", "page", "url", "text"}`, before the first delta citing n.
+- `answer.citation`: `{"n", "paper_id", "title", "page", "url", "text"}`, before the first delta citing n;
+  project chat adds the hover card's `label` (the title, with first author and year when another
+  project paper has the same title), `author` (first author's surname), `year`, `quote` (the quoted
+  sentence, extractive answers), `cite` ("(Burrows 2006, p. 4)") and `bibtex`.
   In per-paper chat `n` is a page number: `[N]` cites page N of the paper.
 - `answer.done`: `{"message": Message}`, the saved turn (state complete, stopped or failed).
 - `error`: `{"code": str, "message": str}`; the connection stays open.
 - `paper.status`: `{"paper_id", "status", "error", "chunk_count", "progress"}` (project chat only);
   *progress* is the percentage of a running build, else null.
-Message: `{"id", "role", "text", "citations": {"N": {"paper_id","title","page","text"}}, "state",
-"extractive", "created_at"}`.
+Message: `{"id", "role", "text", "citations": {"N": {"paper_id","title","page","text", ...}}, "state",
+"extractive", "status", "sentences", "created_at"}`; `status` is "answered", "partly_answered",
+"not_stated" or "no_papers" for a project chat answer ("" for questions and per-paper chat);
+`sentences` lists the answer's sentences `{"text", "citations", "supported", "not_stated"}`.
 """
 
 from __future__ import annotations
@@ -43,6 +48,8 @@ def message_json(message: ChatMessage | Mapping[str, Any]) -> dict[str, Any]:
         "citations": message.citations,
         "state": message.state,
         "extractive": message.extractive,
+        "status": message.status,
+        "sentences": message.sentences,
         "created_at": message.created_at.isoformat(),
     }
 
@@ -59,8 +66,9 @@ def answer_delta(text: str) -> dict[str, Any]:
     return {"type": "answer.delta", "text": text}
 
 
-def answer_citation(reference: Reference) -> dict[str, Any]:
-    return {"type": "answer.citation", "n": reference.n, "url": reference.url, **reference.as_citation()}
+def answer_citation(reference: Reference, citation: Mapping[str, object] | None = None) -> dict[str, Any]:
+    """*citation* is the reference's citation as the session describes it (default: `as_citation`)."""
+    return {"type": "answer.citation", "n": reference.n, "url": reference.url, **(citation or reference.as_citation())}
 
 
 def answer_done(message: ChatMessage | Mapping[str, Any]) -> dict[str, Any]:

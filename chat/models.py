@@ -20,6 +20,15 @@ class ProjectChat(models.Model):
         return f"Chat of {self.project}"
 
 
+class AnswerStatus(models.TextChoices):
+    """`chat.extractive.Status` as stored: every claim supported, some, none, nothing to search."""
+
+    ANSWERED = "answered", "answered"
+    PARTLY_ANSWERED = "partly_answered", "partly answered"
+    NOT_STATED = "not_stated", "not stated"
+    NO_PAPERS = "no_papers", "no papers"
+
+
 class ChatMessage(models.Model):
     """One turn. `citations` maps each reference number (as a string) to the cited passage:
     `{"1": {"paper_id": int, "title": str, "page": int, "text": str}}`, saved with the message so
@@ -41,6 +50,17 @@ class ChatMessage(models.Model):
     citations = models.JSONField(default=dict, blank=True)
     state = models.CharField(max_length=16, choices=State.choices, default=State.COMPLETE)
     extractive = models.BooleanField(default=False, help_text="Composed from passages without a chat model.")
+    status = models.CharField(
+        max_length=20,
+        choices=AnswerStatus.choices,
+        blank=True,
+        help_text="How far an answer answers the question (blank for questions and older answers).",
+    )
+    sentences = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='An answer\'s sentences: [{"text", "citations", "supported", "not_stated"}].',
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -236,7 +236,7 @@ class PaperAnswerSession(StreamedAnswer):
         if self.extractive:
             passages = self.passages or []
             answer = (
-                await sync_to_async(extractive_answer)(self.question, passages, refusal=PAPER_REFUSAL)
+                (await sync_to_async(extractive_answer)(self.question, passages, refusal=PAPER_REFUSAL)).text
                 if passages
                 else PAPER_REFUSAL
             )

@@ -11,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import AsyncGenerator
+import threading
+from collections import OrderedDict
+from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -23,22 +25,34 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from chat import events, llm
-from chat.citations import CitationStream, renumber_by_first_citation
-from chat.extractive import candidate_sentences, compose_extractive_answer
+from chat.citations import CitationStream, citations_unreadable, renumber_by_first_citation
+from chat.extractive import (
+    AnswerSentence,
+    ExtractiveAnswer,
+    Status,
+    analysis_for,
+    candidate_sentences,
+    candidate_windows,
+    compose_answer,
+    embed_candidates,
+    fallback_candidates,
+    not_stated_sentence,
+    score_candidates,
+)
 from chat.models import ChatMessage, ProjectChat
 from chat.prompts import REFUSAL, Turn, answered_turns, build_messages, trim_history
 from chat.question import PaperRef, QuestionAnalysis, analyse_question, first_author, rewrite_with_model
+from chat.support import UNREADABLE_NOTE, SentenceBuffer, answer_status, check_sentence
 from indexing.chunking import count_tokens
 from indexing.embeddings import embed_query, get_embedder
 from indexing.retrieval import Focus, Reference, Retrieval, retrieve_passages
+from papers.citation import PaperLabel, author_year_citation, bibtex_entry, paper_labels
 from papers.models import Paper
 from projects.models import Project
 
 logger = logging.getLogger(__name__)
 
 MAX_QUESTION_CHARS = 4000
-# Extractive answers quote sentences at least this similar to the question (cosine).
-EXTRACTIVE_MIN_SENTENCE_SCORE = 0.2
 # History is read newest first up to this many messages before the token budget trims it further.
 HISTORY_READ_LIMIT = 60
 
@@ -129,21 +143,90 @@ def _retrieve(project: Project, analysis: QuestionAnalysis) -> Retrieval:
     return retrieve_passages(papers=papers, question=analysis.query, focus=focus)
 
 
+class SentenceVectors:
+    """An LRU cache of sentence embeddings keyed by (embedding model, text).
+
+    The extractive answerer embeds candidate sentences of the retrieved passages; the same passages
+    come back for related questions and follow-ups, so their sentences are embedded once per
+    process. Holds at most *max_entries* vectors (384 floats each with MiniLM: 20,000 ~ 30 MB).
+    """
+
+    def __init__(self, max_entries: int = 20_000) -> None:
+        self.max_entries = max_entries
+        self._vectors: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embeddings of *texts* (shape (len(texts), dimension)), embedding only the ones not cached."""
+        embedder = get_embedder()
+        keys = [(embedder.model_name, text) for text in texts]
+        with self._lock:
+            missing = list(dict.fromkeys(key[1] for key in keys if key not in self._vectors))
+        if missing:
+            fresh = embedder.embed(missing)
+            with self._lock:
+                for text, vector in zip(missing, fresh, strict=True):
+                    self._vectors[(embedder.model_name, text)] = vector
+                while len(self._vectors) > self.max_entries:
+                    self._vectors.popitem(last=False)
+        with self._lock:
+            rows = []
+            for key in keys:
+                vector = self._vectors.get(key)
+                if vector is None:  # evicted between the two locks by a concurrent caller
+                    vector = embedder.embed([key[1]])[0]
+                else:
+                    self._vectors.move_to_end(key)
+                rows.append(vector)
+        return np.array(rows, dtype=np.float32).reshape(len(texts), -1)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._vectors.clear()
+
+
+sentence_vectors = SentenceVectors()
+
+
 def extractive_answer(
     question: str,
     references: list[Reference],
     *,
     refusal: str = REFUSAL,
     query_embedding: np.ndarray | None = None,
-) -> str:
-    """Compose the extractive answer for *references*; *refusal* when no sentence qualifies.
-    *query_embedding* is the question's embedding when retrieval already computed it."""
-    sentences = candidate_sentences(references)
-    if not sentences:
-        return refusal
-    query = embed_query(question) if query_embedding is None else query_embedding
-    scores = get_embedder().embed([s.text for s in sentences]) @ query
-    return compose_extractive_answer(sentences, scores, min_score=EXTRACTIVE_MIN_SENTENCE_SCORE) or refusal
+    analysis: QuestionAnalysis | None = None,
+    labels: dict[int, str] | None = None,
+) -> ExtractiveAnswer:
+    """Compose the extractive answer for *references* (see `chat.extractive`); *refusal* (status
+    not stated) when there is no passage. *query_embedding* is the question's embedding when
+    retrieval already computed it; *analysis* the question's analysis (default: the question alone,
+    `chat.extractive.analysis_for`); *labels* the citation label of each paper id."""
+    if not references:
+        return ExtractiveAnswer(text=refusal, status=Status.NOT_STATED)
+    if analysis is None:
+        texts: dict[int, str] = {}
+        for ref in references:
+            texts[ref.paper_id] = f"{texts.get(ref.paper_id, '')}\n{ref.text}"
+        analysis = analysis_for(question, {ref.paper_id: ref.title for ref in references}, texts)
+    candidates = candidate_sentences(references)
+    candidates += candidate_windows(candidates)
+    if not candidates:
+        candidates = fallback_candidates(references)
+    query = embed_query(analysis.query) if query_embedding is None else query_embedding
+    dense = embed_candidates(candidates, analysis, query, sentence_vectors.embed)
+    scored = score_candidates(candidates, analysis, dense)
+    answer = compose_answer(scored, analysis, titles=labels, texts=[ref.text for ref in references])
+    if answer.text:
+        return answer
+    # A passage qualified, so never "not covered": quote its best candidates as related.
+    line = not_stated_sentence(analysis, candidates, [])
+    related = fallback_candidates(references[:1])
+    return ExtractiveAnswer(
+        text=f"{line}\nRelated passages (they do not answer the question):\n"
+        + "\n".join(f"- {(labels or {}).get(c.paper_id, c.title)}: “{c.text}” [{c.n}]" for c in related),
+        status=Status.NOT_STATED,
+        sentences=[AnswerSentence(text=line, not_stated=True)],
+    )
 
 
 def words(text: str) -> list[str]:
@@ -155,7 +238,8 @@ def words(text: str) -> list[str]:
 class StreamedAnswer:
     """One question being answered, as a stream of events. Subclasses supply `_prepare` (save the
     question, find the references, return the `answer.start` event), `_pieces` (the raw answer
-    text) and `_save_answer`.
+    text) and `_save_answer`; they may check each sentence before it is shown (`_checks_support`,
+    `_check`) and settle the answer's status at the end (`_finish`).
 
     Holds the partial answer so a cancelled session can still be saved (`save(state=...)`); the
     answer is saved exactly once, even when a cancel arrives while the final save is running.
@@ -166,8 +250,11 @@ class StreamedAnswer:
     references: dict[int, Reference] = field(default_factory=dict)
     cited: list[int] = field(default_factory=list)
     extractive: bool = False
+    status: str = ""
+    sentences: list[AnswerSentence] = field(default_factory=list)
     saved: Any = None
     _saving: asyncio.Future[Any] | None = field(default=None, init=False, repr=False)
+    _unannounced: list[int] = field(default_factory=list, init=False, repr=False)
 
     async def events(self) -> AsyncGenerator[dict[str, Any], None]:
         """Yield `answer.start`, `answer.delta` and `answer.citation` events, then `answer.done`.
@@ -189,18 +276,39 @@ class StreamedAnswer:
     async def _generate(self) -> AsyncGenerator[dict[str, Any], None]:
         yield await self._prepare()
         parser = CitationStream(valid=set(self.references))
+        buffer = SentenceBuffer() if self._checks_support() else None
         async with aclosing(self._pieces()) as pieces:
             async for piece in pieces:
-                for event in self._emit(*parser.feed(piece)):
+                for event in await self._release(*parser.feed(piece), buffer, final=False):
                     yield event
-        for event in self._emit(*parser.close()):
+        for event in await self._release(*parser.close(), buffer, final=True):
             yield event
+        for event in await self._finish(parser.cited):
+            yield event
+
+    async def _release(
+        self, text: str, new: list[int], buffer: SentenceBuffer | None, *, final: bool
+    ) -> list[dict[str, Any]]:
+        """Events for parsed *text*: at once, or (with a *buffer*) sentence by sentence, each
+        checked first. Citation events always go out before any text that cites them."""
+        if buffer is None:
+            return self._emit(text, new)
+        self._unannounced.extend(new)
+        out: list[dict[str, Any]] = []
+        for sentence in buffer.feed(text) + (buffer.close() if final else []):
+            shown = await sync_to_async(self._check)(sentence)
+            # A citation is announced with the first sentence that shows it.
+            cited = {int(n) for n in re.findall(r"\[(\d+)\]", sentence)}
+            announce = [n for n in self._unannounced if n in cited or final]
+            self._unannounced = [n for n in self._unannounced if n not in announce]
+            out.extend(self._emit(shown, announce))
+        return out
 
     def _emit(self, text: str, new: list[int]) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         for n in new:
             self.cited.append(n)
-            out.append(events.answer_citation(self.references[n]))
+            out.append(events.answer_citation(self.references[n], self.citation(n)))
         if text:
             self.text += text
             out.append(events.answer_delta(text))
@@ -215,9 +323,22 @@ class StreamedAnswer:
         self.saved = await asyncio.shield(self._saving)
         return self.saved
 
+    def citation(self, n: int) -> dict[str, object]:
+        """The JSON form of reference *n* (see `Reference.as_citation`)."""
+        return self.references[n].as_citation()
+
     def citation_map(self) -> dict[str, dict[str, object]]:
         """`{"N": citation}` for every reference cited so far, saved with the message."""
-        return {str(n): self.references[n].as_citation() for n in self.cited}
+        return {str(n): self.citation(n) for n in self.cited}
+
+    def _checks_support(self) -> bool:
+        return False
+
+    def _check(self, sentence: str) -> str:
+        return sentence
+
+    async def _finish(self, cited: list[int]) -> list[dict[str, Any]]:
+        return []
 
     async def _prepare(self) -> dict[str, Any]:
         raise NotImplementedError
@@ -229,10 +350,23 @@ class StreamedAnswer:
         raise NotImplementedError
 
 
+NO_PAPERS = "This project has no papers yet: add papers to it, then ask again."
+NOT_READY = "None of this project's papers is ready to search yet; ask again once indexing finishes."
+NONE_INDEXED = "None of this project's papers could be indexed, so there is nothing to search yet."
+
+
+def _quote_of(sentence: AnswerSentence) -> str:
+    return re.sub(r"^“|”\s*(?:\[\d+\]\s*)*$", "", sentence.text).strip()
+
+
 @dataclass(kw_only=True)
 class AnswerSession(StreamedAnswer):
     """A question to a project's chat: retrieval over the project's ready papers, then the project
-    chat model (`OPENAI_PROJECT_CHAT_MODEL`, else `OPENAI_CHAT_MODEL`) or the extractive answerer."""
+    chat model (`OPENAI_PROJECT_CHAT_MODEL`, else `OPENAI_CHAT_MODEL`) or the extractive answerer.
+
+    Extractive answers carry their status from `chat.extractive`; a chat model's sentences are
+    checked against their passages as they stream (`chat.support`), and an answer whose citations
+    could not be read is kept, marked and logged."""
 
     project: Project
     user: User
@@ -241,6 +375,9 @@ class AnswerSession(StreamedAnswer):
     persist: bool = True
     history: list[Turn] = field(default_factory=list)
     analysis: QuestionAnalysis | None = None
+    labels: dict[int, PaperLabel] = field(default_factory=dict)
+    bibliographic: dict[int, tuple[str, str]] = field(default_factory=dict)  # paper id -> (authors, doi)
+    quotes: dict[int, str] = field(default_factory=dict)
 
     async def _prepare(self) -> dict[str, Any]:
         if self.persist:
@@ -250,29 +387,72 @@ class AnswerSession(StreamedAnswer):
         self.retrieval = await sync_to_async(_retrieve)(self.project, self.analysis)
         self.references = {ref.n: ref for ref in self.retrieval.references}
         self.extractive = not llm.chat_model_configured()
+        await sync_to_async(self._load_labels)()
         return events.answer_start(
             extractive=self.extractive, indexing=self.retrieval.indexing, failed=self.retrieval.failed
         )
+
+    def _load_labels(self) -> None:
+        rows = list(self.project.papers.values_list("pk", "title", "authors", "year", "doi", "original_filename"))
+        self.labels = paper_labels(
+            (pk, title or filename or f"Paper {pk}", authors, year) for pk, title, authors, year, _, filename in rows
+        )
+        self.bibliographic = {pk: (authors, doi) for pk, _, authors, _, doi, _ in rows}
+
+    def citation(self, n: int) -> dict[str, object]:
+        """The reference's citation plus what the hover card shows: the paper's label (title, with
+        first author and year when another project paper has the same title), first author, year,
+        the quoted text, an author-year citation and a BibTeX entry to copy."""
+        reference = self.references[n]
+        citation = reference.as_citation()
+        paper = self.labels.get(reference.paper_id)
+        if paper is None:
+            return citation
+        authors, doi = self.bibliographic.get(reference.paper_id, ("", ""))
+        return citation | {
+            "label": paper.label,
+            "author": paper.first_author,
+            "year": paper.year,
+            "quote": self.quotes.get(n, ""),
+            "cite": author_year_citation(
+                first_author=paper.first_author, year=paper.year, page=reference.page, title=paper.title
+            ),
+            "bibtex": bibtex_entry(
+                title=paper.title, authors=authors, year=paper.year, doi=doi, paper_id=paper.paper_id
+            ),
+        }
 
     async def _pieces(self) -> AsyncGenerator[str, None]:
         retrieval = self.retrieval
         assert retrieval is not None
         if not retrieval.references:
-            answer = REFUSAL
-            if retrieval.indexing and not retrieval.searched_papers:
-                answer = "None of this project's papers is ready to search yet; ask again once indexing finishes."
+            answer, self.status = REFUSAL, Status.NOT_STATED
+            if not retrieval.searched_papers and not retrieval.indexing and not retrieval.failed:
+                answer, self.status = NO_PAPERS, Status.NO_PAPERS
+            elif retrieval.indexing and not retrieval.searched_papers:
+                answer, self.status = NOT_READY, Status.NO_PAPERS
             elif retrieval.failed and not retrieval.searched_papers:
-                answer = "None of this project's papers could be indexed, so there is nothing to search yet."
+                answer, self.status = NONE_INDEXED, Status.NO_PAPERS
             for word in words(answer):
                 yield word
             return
         if self.extractive:
-            answer = await sync_to_async(extractive_answer)(
-                self.question, retrieval.references, query_embedding=retrieval.query_embedding
+            result = await sync_to_async(extractive_answer)(
+                self.question,
+                retrieval.references,
+                query_embedding=retrieval.query_embedding,
+                labels={pid: paper.label for pid, paper in self.labels.items()},
             )
             # The whole answer is known before it streams: number references as they appear.
-            answer, mapping = renumber_by_first_citation(answer, self.references)
+            answer, mapping = renumber_by_first_citation(result.text, self.references)
             self.references = {mapping[n]: replace(ref, n=mapping[n]) for n, ref in self.references.items()}
+            self.sentences = [
+                replace(s, citations=tuple(mapping.get(n, n) for n in s.citations)) for s in result.sentences
+            ]
+            for sentence in self.sentences:
+                for n in sentence.citations:
+                    self.quotes.setdefault(n, _quote_of(sentence))
+            self.status = result.status
             for word in words(answer):
                 yield word
                 await asyncio.sleep(0)
@@ -281,6 +461,28 @@ class AnswerSession(StreamedAnswer):
         async with aclosing(llm.stream_chat(messages, model=llm.configured_chat_model(project=True))) as stream:
             async for piece in stream:
                 yield piece
+
+    def _checks_support(self) -> bool:
+        return not self.extractive and bool(self.references)
+
+    def _check(self, sentence: str) -> str:
+        shown, checked = check_sentence(sentence, self.references, sentence_vectors.embed)
+        if checked is not None:
+            self.sentences.append(checked)
+        return shown
+
+    async def _finish(self, cited: list[int]) -> list[dict[str, Any]]:
+        if self.extractive or not self.references:
+            return []
+        self.status = answer_status(self.sentences)
+        if citations_unreadable(self.text, cited):
+            logger.warning(
+                "Citations could not be read in an answer in project %s: %r", self.project.pk, self.text[:500]
+            )
+            self.sentences = [replace(s, supported=False) for s in self.sentences]
+            self.status = Status.PARTLY_ANSWERED if self.sentences else Status.NOT_STATED
+            return self._emit(UNREADABLE_NOTE, [])
+        return []
 
     def _save_question(self) -> None:
         if not self.persist:
@@ -307,6 +509,8 @@ class AnswerSession(StreamedAnswer):
                 citations=self.citation_map(),
                 state=state,
                 extractive=self.extractive,
+                status=self.status,
+                sentences=[s.as_json() for s in self.sentences],
             )
             trim_chat(project=self.project)
         return message
@@ -314,14 +518,17 @@ class AnswerSession(StreamedAnswer):
 
 @dataclass(frozen=True)
 class Answer:
-    """An answer given synchronously: its text, the cited references in order of first citation,
-    whether it is extractive, and `query`, the standalone question retrieval used (the question, or
-    its rewrite when it followed up an earlier turn)."""
+    """A finished answer: its text, the cited references in order of first citation, whether it is
+    extractive, its status ("answered", "partly_answered", "not_stated", "no_papers"), its
+    sentences with their `supported` flags, and `query`, the standalone question retrieval used (the
+    question, or its rewrite when it followed up an earlier turn)."""
 
     text: str
     references: list[Reference]
     extractive: bool
     query: str = ""
+    status: str = ""
+    sentences: list[AnswerSentence] = field(default_factory=list)
 
 
 def answer_question(*, project: Project, user: User, question: str, chat: bool = False) -> Answer:
@@ -342,4 +549,6 @@ def answer_question(*, project: Project, user: User, question: str, chat: bool =
         references=[session.references[n] for n in session.cited],
         extractive=session.extractive,
         query=session.analysis.query if session.analysis is not None else question,
+        status=str(session.status),
+        sentences=session.sentences,
     )

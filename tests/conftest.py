@@ -80,6 +80,14 @@ def shared_paper(relative: str) -> Path:
     return path
 
 
+def shared_case(name: str) -> Path:
+    """A small fault PDF from ../shared/cases (beside PAPERS_DIR); skipped where it is absent."""
+    path = PAPERS_DIR.parent / "cases" / name
+    if not path.exists():
+        pytest.skip(f"{path} is not on this machine")
+    return path
+
+
 # --- the chunk index ------------------------------------------------------------------------------
 
 
@@ -136,7 +144,7 @@ def _no_chat_model_by_default(settings):
     settings.OPENAI_API_KEY = ""
 
 
-__all__ = ["PAPERS_DIR", "settings", "shared_paper"]
+__all__ = ["PAPERS_DIR", "settings", "shared_case", "shared_paper"]
 
 
 # --- UI, API and admin helpers ----------------------------------------------------------------------

@@ -384,7 +384,8 @@ def test_cross_paper_answer_cites_pages_that_open_and_survive_a_reload(visit):
     link = again.nth(index)
     link.hover()
     expect(link.locator(".citation-popup")).to_be_visible()
-    expect(link.locator(".citation-popup")).to_have_text(f"{cited['title']}, page {cited['page']}")
+    expect(link.locator(".citation-popup")).to_contain_text(f"{cited['title']}, page {cited['page']}")
+    expect(link.locator(".citation-popup .copy-citation").first).to_have_text("Copy citation")
 
     # The same links are in the server-rendered page itself, from the saved citation map.
     html = page.request.get(page.url).text()

@@ -76,8 +76,9 @@ async def test_answer_streams_as_deltas_with_citations_before_their_first_use(al
     received = await ask(socket, QUESTION)
     assert received[0]["type"] == "answer.start"
     assert received[0]["extractive"] is False
+    # Released sentence by sentence, each checked against its passage first (chat.support).
     deltas = of_type(received, "answer.delta")
-    assert len(deltas) > 3
+    assert len(deltas) >= 2
     assert streamed_text(received) == openai_stub.reply
     citation = of_type(received, "answer.citation")[0]
     assert citation["n"] == 1
@@ -151,6 +152,12 @@ async def test_html_in_passages_and_answers_travels_as_plain_text(alice, indexed
         "title",
         "page",
         "message",
+        "label",
+        "author",
+        "year",
+        "quote",
+        "cite",
+        "bibtex",
     }
 
 

@@ -4,6 +4,7 @@ import pytest
 
 from chat.citations import (
     CitationStream,
+    citations_unreadable,
     marker_numbers,
     neutralise_paper_markers,
     parse_citations,
@@ -153,3 +154,74 @@ def test_references_are_renumbered_in_order_of_first_citation():
     text, mapping = renumber_by_first_citation("A [7]. B [2][7]. C [5].", [1, 2, 5, 7])
     assert text == "A [1]. B [2][1]. C [3]."
     assert mapping == {7: 1, 2: 2, 5: 3, 1: 4}
+
+
+# --- marker variants written by chat models ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("Leaders are elected \u30101\u3011.", "Leaders are elected [1]."),
+        ("Leaders are elected \u30103:0\u2020source\u3011.", "Leaders are elected [3]."),
+        ("Leaders are elected [2\u2020source].", "Leaders are elected [2]."),
+        ("Leaders are elected [^1].", "Leaders are elected [1]."),
+        ("Leaders are elected [Source 1].", "Leaders are elected [1]."),
+        ("Leaders are elected [Sources 1, 3].", "Leaders are elected [1][3]."),
+        ("Leaders are elected [passage 2].", "Leaders are elected [2]."),
+        ("Leaders are elected (1).", "Leaders are elected [1]."),
+        ("Leaders are elected (1, 2).\nLogs follow.", "Leaders are elected [1][2].\nLogs follow."),
+    ],
+)
+def test_marker_variants_from_chat_models_are_read_as_citations(answer, expected):
+    text, cited = parse_citations(answer, valid={1, 2, 3})
+    assert text == expected
+    assert cited
+
+
+@pytest.mark.parametrize(
+    "pieces",
+    [
+        ["Leaders are elected \u3010", "1", "\u2020sou", "rce\u3011 and logs [", "^2] follow."],
+        ["Leaders are elected [Sou", "rce 1] and logs [2\u2020", "source] follow."],
+        ["Leaders are elected (", "1", ")", ", and logs (2)", "."],
+    ],
+)
+def test_marker_variants_split_across_chunks_still_parse(pieces):
+    text, cited, _ = stream(pieces, valid={1, 2})
+    assert text.startswith("Leaders are elected [1]")
+    assert "[2]" in text
+    assert cited == [1, 2]
+
+
+def test_an_enumeration_in_parentheses_is_not_a_citation():
+    text, cited = parse_citations("Two phases: (1) prepare, (2) accept.", valid={1, 2})
+    assert text == "Two phases: (1) prepare, (2) accept."
+    assert cited == []
+
+
+def test_parentheses_are_not_citations_once_the_answer_uses_brackets():
+    text, cited = parse_citations("Raft elects leaders [1]. It has two rules (2).", valid={1, 2})
+    assert text == "Raft elects leaders [1]. It has two rules (2)."
+    assert cited == [1]
+
+
+def test_a_parenthesised_number_that_is_no_reference_stays_text():
+    assert parse_citations("The cluster has five servers (5).", valid={1, 2}) == (
+        "The cluster has five servers (5).",
+        [],
+    )
+
+
+@pytest.mark.parametrize(
+    ("answer", "cited", "unreadable"),
+    [
+        ("Leaders are elected {1}. Logs are replicated {2}.", [], True),
+        ("Leaders are elected [doc-a]. Logs are replicated.", [], True),
+        ("Leaders are elected by timeouts [1]. Logs follow.", [1], False),
+        ("The papers do not state how much energy a chunkserver uses.", [], False),
+        ("Leaders are elected \u3010x\u3011.", [], True),
+    ],
+)
+def test_an_answer_whose_markers_cannot_be_read_is_detected(answer, cited, unreadable):
+    assert citations_unreadable(answer, cited) is unreadable

@@ -20,22 +20,52 @@ register = template.Library()
 MARKER = re.compile(r"\[(\d+)\]")
 
 
+EXCERPT_CHARS = 200
+
+
+def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
+    """*text* with white space folded, cut at a word boundary to at most *limit* characters ("…" added)."""
+    folded = " ".join(text.split())
+    if len(folded) <= limit:
+        return folded
+    return folded[:limit].rsplit(" ", 1)[0] + "…"
+
+
 def citation_link(n: str, citation: dict[str, Any]) -> SafeString:
-    """`<a class="citation">[N]<span class="citation-popup">Title, page P</span></a>` for one marker."""
+    """`<a class="citation">[N]<span class="citation-popup">Label, page P</span></a>` for one marker.
+
+    The label is the paper's title, with first author and year when another paper of the project
+    has the same title. Citations saved with a hover card (`cite`, see `chat.events`) add the
+    quoted text, the first author and year, and two copy actions (author-year citation, BibTeX),
+    which `chat.js` wires up; older citations show the title and page only.
+    """
     paper_id, page = int(citation["paper_id"]), int(citation["page"])
-    title = str(citation.get("title") or f"Paper {paper_id}")
+    title = str(citation.get("label") or citation.get("title") or f"Paper {paper_id}")
     href = f"{reverse('papers:reader', args=[paper_id])}?page={page}"
+    card = format_html('<span class="citation-title">{}</span>, page {}', title, page)
+    if citation.get("cite"):
+        quote = str(citation.get("quote") or "") or excerpt(str(citation.get("text") or ""))
+        who = " ".join(str(part) for part in (citation.get("author"), citation.get("year")) if part)
+        card = format_html(
+            '{}{}{}<span class="citation-actions">'
+            '<span class="copy-citation" role="button" tabindex="0" data-copy="{}">Copy citation</span> '
+            '<span class="copy-citation" role="button" tabindex="0" data-copy="{}">Copy BibTeX</span></span>',
+            format_html('<span class="citation-quote">“{}”</span>', quote) if quote else "",
+            card,
+            format_html('<span class="citation-meta">{}</span>', who) if who else "",
+            citation["cite"],
+            citation.get("bibtex") or "",
+        )
     return format_html(
         '<a class="citation" href="{}" data-title="{}" data-page="{}" title="{}, page {}">[{}]'
-        '<span class="citation-popup" role="tooltip"><span class="citation-title">{}</span>, page {}</span></a>',
+        '<span class="citation-popup" role="tooltip">{}</span></a>',
         href,
         title,
         page,
         title,
         page,
         n,
-        title,
-        page,
+        card,
     )
 
 

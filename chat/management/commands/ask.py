@@ -56,6 +56,7 @@ class Command(BaseCommand):
                     {
                         "answer": answer.text,
                         "query": answer.query,
+                        "status": answer.status,
                         "extractive": answer.extractive,
                         "mode": mode,
                         "references": references,

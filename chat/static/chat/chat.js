@@ -22,8 +22,26 @@ function readerUrl(citation) {
   return `/papers/${encodeURIComponent(citation.paper_id)}/read/?page=${encodeURIComponent(citation.page)}`;
 }
 
+const EXCERPT_CHARS = 200;
+
+// *text* with white space folded, cut at a word boundary (as chat_tags.excerpt does).
+function excerpt(text) {
+  const folded = (text || "").split(/\s+/).filter(Boolean).join(" ");
+  if (folded.length <= EXCERPT_CHARS) return folded;
+  return `${folded.slice(0, EXCERPT_CHARS).replace(/ \S*$/, "")}…`;
+}
+
+function copyAction(label, value) {
+  const action = el("span", "copy-citation", label);
+  action.setAttribute("role", "button");
+  action.tabIndex = 0;
+  action.dataset.copy = value;
+  return action;
+}
+
+// The link and hover card of one citation; chat_tags.citation_link renders the same markup.
 function citationLink(n, citation) {
-  const title = citation.title || `Paper ${citation.paper_id}`;
+  const title = citation.label || citation.title || `Paper ${citation.paper_id}`;
   const link = el("a", "citation", `[${n}]`);
   link.href = readerUrl(citation);
   link.dataset.title = title;
@@ -31,10 +49,48 @@ function citationLink(n, citation) {
   link.title = `${title}, page ${citation.page}`;
   const popup = el("span", "citation-popup");
   popup.setAttribute("role", "tooltip");
-  popup.append(el("span", "citation-title", title), `, page ${citation.page}`);
+  const heading = [el("span", "citation-title", title), `, page ${citation.page}`];
+  if (citation.cite) {
+    const quote = citation.quote || excerpt(citation.text);
+    if (quote) popup.append(el("span", "citation-quote", `“${quote}”`));
+    popup.append(...heading);
+    const who = [citation.author, citation.year].filter(Boolean).join(" ");
+    if (who) popup.append(el("span", "citation-meta", who));
+    const actions = el("span", "citation-actions");
+    actions.append(copyAction("Copy citation", citation.cite), " ", copyAction("Copy BibTeX", citation.bibtex || ""));
+    popup.append(actions);
+  } else {
+    popup.append(...heading);
+  }
   link.append(popup);
   return link;
 }
+
+// "Copy citation" / "Copy BibTeX" inside a hover card: copy, do not follow the link around it.
+async function copyCitation(event) {
+  const action = event.target.closest(".copy-citation");
+  if (!action) return;
+  if (event.type === "keydown" && event.key !== "Enter" && event.key !== " ") return;
+  event.preventDefault();
+  event.stopPropagation();
+  const label = action.textContent;
+  try {
+    await navigator.clipboard.writeText(action.dataset.copy || "");
+    action.textContent = "Copied";
+  } catch {
+    action.textContent = "Copy failed";
+  }
+  setTimeout(() => {
+    action.textContent = label;
+  }, 1500);
+}
+
+const STATUS_LABELS = {
+  answered: "answered",
+  partly_answered: "partly answered",
+  not_stated: "not stated",
+  no_papers: "no papers",
+};
 
 // Fill *container* with *text*, each [N] known to *citations* as a link; other markers stay text.
 function renderText(container, text, citations) {
@@ -53,13 +109,14 @@ function label(className, text) {
   return el("span", `label ${className}`, text);
 }
 
-function buildMessage({ id, role, text, citations, state, extractive }) {
+function buildMessage({ id, role, text, citations, state, extractive, status }) {
   const item = el("li", `message message-${role}`);
   if (id !== undefined && id !== null) item.dataset.messageId = String(id);
   // data-state mirrors the saved message's state (complete, stopped, failed) or "streaming".
   item.dataset.state = state || "complete";
   const head = el("p", "message-role", role === "user" ? "You" : "Annotagent");
   if (extractive) head.append(" ", label("label-extractive", "extractive answer"));
+  if (STATUS_LABELS[status]) head.append(" ", label(`label-status label-${status}`, STATUS_LABELS[status]));
   if (state === "stopped") head.append(" ", label("label-stopped", "stopped"));
   if (state === "failed") head.append(" ", label("label-failed", "failed"));
   const body = el("div", "message-text");
@@ -246,4 +303,6 @@ function start() {
   connect();
 }
 
+document.addEventListener("click", copyCitation);
+document.addEventListener("keydown", copyCitation);
 if (root) start();
