@@ -75,8 +75,9 @@ class LiveServer:
         return result.stdout
 
     def shell(self, code: str) -> str:
-        """Run Python *code* in `manage.py shell` against this server's database; returns stdout."""
-        return self.manage("shell", "-c", code)
+        """Run Python *code* in `manage.py shell` against this server's database; returns the last
+        line it printed."""
+        return self.manage("shell", "-c", code).strip().splitlines()[-1]
 
     def spawn(self, code: str, log: Path) -> subprocess.Popen[bytes]:
         """Start `manage.py shell -c code` in the background (a second process on the database)."""
