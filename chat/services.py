@@ -29,6 +29,7 @@ from chat.prompts import REFUSAL, Turn, answered_turns, build_messages, trim_his
 from indexing.chunking import count_tokens
 from indexing.embeddings import embed_query, get_embedder
 from indexing.retrieval import Reference, Retrieval, retrieve_passages
+from papers.models import Paper
 from projects.models import Project
 
 MAX_QUESTION_CHARS = 4000
@@ -76,7 +77,8 @@ def history_turns(project: Project) -> list[Turn]:
 
 
 def _retrieve(project: Project, question: str) -> Retrieval:
-    papers = list(project.papers.all())
+    # Untitled papers are named by the file names the project's owner gave them, never another user's.
+    papers = list(Paper.objects.filter(projects=project).named_for(project.owner))
     return retrieve_passages(papers=papers, question=question)
 
 

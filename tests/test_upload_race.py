@@ -19,8 +19,9 @@ from django.db import connection, connections, transaction
 
 from papers.models import Paper, UserPaper
 from papers.services import add_paper_to_library
+from tests.conftest import PAPERS_DIR
 
-CASES_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "cases"
+CASES_DIR = PAPERS_DIR.parent / "cases"
 
 
 @pytest.fixture
