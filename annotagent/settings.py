@@ -96,9 +96,22 @@ TEMPLATES = [
 DATABASES = {
     "default": environ.Env.db_url_config(env.str("DATABASE_URL", default="") or f"sqlite:///{DATA_DIR / 'db.sqlite3'}"),
 }
+SQLITE_BUSY_TIMEOUT_SECONDS = env.int("SQLITE_BUSY_TIMEOUT_SECONDS", default=30)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # The web server, the task worker and commands share one SQLite file: wait for locks.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+    # The web server, the task worker and commands share one SQLite file. A deferred transaction
+    # that reads and then writes cannot wait for the write lock (SQLite answers "database is
+    # locked" at once), so every transaction takes the write lock up front (IMMEDIATE) and waits
+    # up to the busy timeout for it; WAL lets readers go on while one process writes.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "timeout": SQLITE_BUSY_TIMEOUT_SECONDS,
+            "transaction_mode": "IMMEDIATE",
+            "init_command": (
+                f"PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+                f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_SECONDS * 1000};"
+            ),
+        }
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -129,17 +142,48 @@ MEDIA_URL = "media/"
 UPLOAD_MAX_BYTES = env.int("UPLOAD_MAX_BYTES", default=50 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+# A PDF whose structure PDFium cannot open, or with more pages than this, is refused at upload.
+PDF_MAX_PAGES = env.int("PDF_MAX_PAGES", default=2000)
+# Bytes of PDF files one user's library may hold (a shared file counts in every library); 0: no quota.
+LIBRARY_QUOTA_BYTES = env.int("LIBRARY_QUOTA_BYTES", default=2 * 1024 * 1024 * 1024)
+# Papers a project may hold; failed papers do not count.
 PROJECT_MAX_PAPERS = env.int("PROJECT_MAX_PAPERS", default=10)
 
 # Channels: Redis in production; in-process otherwise.
 REDIS_URL = env.str("REDIS_URL", default="")
-if REDIS_URL:
-    CHANNEL_LAYERS = {
-        "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL]},
-        }
+# Connections one process may hold to Redis; past it, callers wait up to REDIS_POOL_TIMEOUT_SECONDS
+# for a free one instead of failing with "Too many connections".
+REDIS_MAX_CONNECTIONS = env.int("REDIS_MAX_CONNECTIONS", default=50)
+REDIS_POOL_TIMEOUT_SECONDS = env.float("REDIS_POOL_TIMEOUT_SECONDS", default=20.0)
+
+
+def redis_channel_layer(url: str) -> dict:
+    """The channel layer on the Redis at *url* (see `annotagent.redis_layer`).
+
+    No socket timeout: the layer's receive loop blocks in BZPOPMIN for up to 5 s, which redis-py 8's
+    default 5 s read timeout cuts off (the consumer then dies with code 1011). Dead peers are found by
+    TCP keepalive and by a PING on connections idle for more than 30 s instead.
+    """
+    return {
+        "BACKEND": "annotagent.redis_layer.RedisChannelLayer",
+        "CONFIG": {
+            "hosts": [
+                {
+                    "address": url,
+                    "socket_timeout": None,
+                    "socket_connect_timeout": 5,
+                    "socket_keepalive": True,
+                    "health_check_interval": 30,
+                    "max_connections": REDIS_MAX_CONNECTIONS,
+                    "timeout": REDIS_POOL_TIMEOUT_SECONDS,
+                }
+            ]
+        },
     }
+
+
+if REDIS_URL:
+    CHANNEL_LAYERS = {"default": redis_channel_layer(REDIS_URL)}
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 

@@ -108,10 +108,17 @@ def _cited_papers(citations: dict[str, Any]) -> tuple[int, ...]:
     return tuple(dict.fromkeys(pid for _, pid in numbered if isinstance(pid, int)))
 
 
+def _project_papers(project: Project) -> list[Paper]:
+    """*project*'s papers; untitled ones are named by the file names the project's owner gave them,
+    never another user's."""
+    return list(Paper.objects.filter(projects=project).named_for(project.owner))
+
+
 def paper_ref(paper: Paper) -> PaperRef:
     """What question analysis knows of *paper*: title (a file name without ".pdf" when it has
     none), first author, year and the start of its abstract."""
-    title = paper.title or re.sub(r"\.pdf$", "", paper.original_filename, flags=re.IGNORECASE) or paper.display_title
+    filename = getattr(paper, "library_filename", None) or ""
+    title = paper.title or re.sub(r"\.pdf$", "", filename, flags=re.IGNORECASE) or paper.display_title
     return PaperRef(
         paper_id=paper.pk,
         title=title,
@@ -125,7 +132,7 @@ def analyse_for_project(project: Project, question: str, history: list[Turn]) ->
     """*question* analysed against *history* (the chat's answered turns) and *project*'s papers; a
     follow-up is rewritten by the project chat model when one is configured (the deterministic
     rewrite stands when the model fails)."""
-    papers = [paper_ref(paper) for paper in project.papers.all()]
+    papers = [paper_ref(paper) for paper in _project_papers(project)]
     analysis = analyse_question(question, history=history, papers=papers)
     if analysis.rewritten and llm.chat_model_configured():
         try:
@@ -138,7 +145,7 @@ def analyse_for_project(project: Project, question: str, history: list[Turn]) ->
 
 
 def _retrieve(project: Project, analysis: QuestionAnalysis) -> Retrieval:
-    papers = list(project.papers.all())
+    papers = _project_papers(project)
     focus = Focus(paper_ids=analysis.named_paper_ids, comparison=analysis.comparison)
     return retrieve_passages(papers=papers, question=analysis.query, focus=focus)
 
@@ -393,11 +400,9 @@ class AnswerSession(StreamedAnswer):
         )
 
     def _load_labels(self) -> None:
-        rows = list(self.project.papers.values_list("pk", "title", "authors", "year", "doi", "original_filename"))
-        self.labels = paper_labels(
-            (pk, title or filename or f"Paper {pk}", authors, year) for pk, title, authors, year, _, filename in rows
-        )
-        self.bibliographic = {pk: (authors, doi) for pk, _, authors, _, doi, _ in rows}
+        papers = _project_papers(self.project)
+        self.labels = paper_labels((p.pk, p.display_title, p.authors, p.year) for p in papers)
+        self.bibliographic = {p.pk: (p.authors, p.doi) for p in papers}
 
     def citation(self, n: int) -> dict[str, object]:
         """The reference's citation plus what the hover card shows: the paper's label (title, with

@@ -18,6 +18,7 @@ what is wrong; with `fix=True` it repairs what is safe to repair:
 - stuck: papers `indexing` with no change for longer than a build may take (`stuck_after`
   seconds; default PDF_PARSE_TIMEOUT_SECONDS + 10 minutes), left by a worker that was killed
   mid-build (fix: queue them again);
+- orphan_files: stored PDFs no paper holds (fix: delete them; see `check_paper_files`);
 - stale_versions: chunks of index versions older than the paper's current one, left by a
   build whose clean-up failed (fix: delete them). Chunks of a *newer* version belong to a build
   that is running or was cut short; the next build of that paper removes them, so they are not
@@ -37,6 +38,7 @@ from indexing import store
 from indexing.embeddings import configured_model_name, get_embedder
 from indexing.services import is_searchable, mark_for_reindex
 from papers.models import Paper
+from papers.storage import delete_files, orphan_files
 
 
 @dataclass
@@ -111,6 +113,7 @@ def check_index(*, fix: bool = False, stuck_after: float | None = None) -> Index
     _check_other_models(health, by_paper, papers, model, fix=fix)
     _check_stale_versions(health, by_paper, papers, fix=fix)
     _check_stuck(health, papers, stuck_after=stuck_after, fix=fix)
+    check_paper_files(health, fix=fix)
     return health
 
 
@@ -237,3 +240,16 @@ def _requeue(paper: Paper) -> None:
         Paper.objects.filter(pk=paper.pk).update(index_status=Paper.IndexStatus.PENDING, index_error="")
         paper.index_status = Paper.IndexStatus.PENDING
     mark_for_reindex(paper=paper)
+
+
+def check_paper_files(health: IndexHealth, *, fix: bool) -> None:
+    """orphan_files: stored PDFs that no paper row holds, left by an upload whose transaction
+    failed after writing (fix: delete them). Files younger than `papers.storage.ORPHAN_GRACE` are
+    left alone: their upload may still be committing."""
+    orphans = orphan_files()
+    if not orphans:
+        return
+    finding = health.add("orphan_files", f"{len(orphans)} stored file(s) belong to no paper.", orphans)
+    if fix:
+        delete_files(orphans)
+        finding.fixed = True

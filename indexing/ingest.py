@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 
@@ -14,19 +15,23 @@ from annotagent.errors import AnnotagentError
 from indexing.services import ProgressCallback, index_paper
 from papers.models import Paper
 from papers.services import add_paper_to_library, read_upload
+from papers.storage import files_removed_on_error
 from projects.models import Project
-from projects.services import add_papers_to_project, create_project
+from projects.services import ProjectFullError, add_papers_to_project, batch_room_notice, create_project, room_in
 
 
 @dataclass
 class IngestReport:
     """Outcome per file: `indexed` and `skipped` (already ready) hold papers; `failed` maps a file
-    path to the reason."""
+    path to the reason; `library_only` holds papers that did not fit in the project (they are in
+    the library), announced up front by `notice`."""
 
     project: Project | None = None
     indexed: list[Paper] = field(default_factory=list)
     skipped: list[Paper] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)
+    library_only: list[Paper] = field(default_factory=list)
+    notice: str = ""
 
 
 def find_pdfs(paths: Iterable[Path]) -> list[Path]:
@@ -46,22 +51,31 @@ def ingest_paths(
     paths: Iterable[Path],
     project_name: str | None = None,
     on_file: Callable[[Path, int, int], None] | None = None,
+    on_notice: Callable[[str], None] | None = None,
     progress: ProgressCallback | None = None,
 ) -> IngestReport:
     """Add every PDF under *paths* to *user*'s library and, with *project_name*, to that project
-    (created if missing; the project cap applies), then index each paper that is not ready.
+    (created if missing), then index each paper that is not ready.
 
-    A bad file is recorded in `failed` with its reason and the rest go on.
+    When the files outnumber the project's room, `on_notice` hears so before the first file (e.g.
+    "15 files, room for 10 ...") and the files past the cap go to the library only
+    (`report.library_only`). A bad file is recorded in `failed` with its reason and the rest go on;
+    nothing of it stays in storage.
     """
     report = IngestReport()
     files = find_pdfs(paths)
     if project_name:
         report.project = Project.objects.for_user(user).filter(name=project_name).first()
+    if project_name:
+        room = room_in(report.project) if report.project else settings.PROJECT_MAX_PAPERS
+        report.notice = batch_room_notice(files=len(files), room=room, project_name=project_name)
+    if report.notice and on_notice:
+        on_notice(report.notice)
     for number, path in enumerate(files, start=1):
         if on_file:
             on_file(path, number, len(files))
         try:
-            with transaction.atomic():
+            with files_removed_on_error(), transaction.atomic():
                 if not path.is_file():
                     raise AnnotagentError("No such file.")
                 with path.open("rb") as handle:
@@ -70,7 +84,11 @@ def ingest_paths(
                 if project_name and report.project is None:  # created with its first good paper
                     report.project = create_project(owner=user, name=project_name)
                 if report.project is not None:
-                    add_papers_to_project(project=report.project, papers=[paper], user=user)
+                    try:
+                        with transaction.atomic():
+                            add_papers_to_project(project=report.project, papers=[paper], user=user)
+                    except ProjectFullError:
+                        report.library_only.append(paper)
         except AnnotagentError as exc:
             report.failed[str(path)] = exc.message
             continue

@@ -10,7 +10,7 @@ from projects.services import reprocess_paper
 class PaperAdmin(admin.ModelAdmin[Paper]):
     list_display = ["display_title", "index_status", "page_count", "chunk_count", "index_error", "created_at"]
     list_filter = ["index_status", "embedding_model"]
-    search_fields = ["title", "authors", "doi", "original_filename", "sha256"]
+    search_fields = ["title", "authors", "doi", "sha256"]
     readonly_fields = [
         "sha256",
         "file",
@@ -39,7 +39,7 @@ class PaperAdmin(admin.ModelAdmin[Paper]):
 
 @admin.register(UserPaper)
 class UserPaperAdmin(admin.ModelAdmin[UserPaper]):
-    list_display = ["user", "paper", "added_at"]
+    list_display = ["user", "paper", "filename", "added_at"]
     search_fields = ["user__username", "paper__title", "paper__doi"]
     list_select_related = ["user", "paper"]
     raw_id_fields = ["user", "paper"]

@@ -54,8 +54,8 @@ class UploadSerializer(serializers.Serializer[None]):
 
 
 class AddedPaperSerializer(serializers.Serializer[AddedPaper]):
+    # Whether anyone else had stored the same bytes is never said: that would tell who holds what.
     paper = PaperSerializer()
-    created = serializers.BooleanField(help_text="False when the same file was already stored.")
     already_in_library = serializers.BooleanField(help_text="True when your library already held this file.")
 
 

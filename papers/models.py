@@ -6,11 +6,16 @@ library that holds it; its chunks live in the MongoDB collection `paperchunks`, 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import OuterRef, Q, Subquery
 
 from indexing.embeddings import configured_model_name
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 def paper_upload_to(paper: Paper, filename: str) -> str:
@@ -19,8 +24,16 @@ def paper_upload_to(paper: Paper, filename: str) -> str:
 
 
 class PaperQuerySet(models.QuerySet["Paper"]):
-    def in_library_of(self, user: models.Model) -> PaperQuerySet:
-        return self.filter(library_links__user=user)
+    def in_library_of(self, user: User) -> PaperQuerySet:
+        """Papers in *user*'s library, each with the file name *user* gave it (see `named_for`)."""
+        return self.filter(library_links__user=user).named_for(user)
+
+    def named_for(self, user: User) -> PaperQuerySet:
+        """Annotate `library_filename`: the file name under which *user* added each paper ("" when
+        the paper is not in their library). A file name is private to the library entry it came with,
+        so `display_title` only ever falls back to the viewer's own."""
+        names = UserPaper.objects.filter(user=user, paper=OuterRef("pk")).values("filename")[:1]
+        return self.annotate(library_filename=Subquery(names))
 
     def ready(self) -> PaperQuerySet:
         """Papers whose chunks for the configured embedding model are complete."""
@@ -39,7 +52,7 @@ class Paper(models.Model):
 
     sha256 = models.CharField(max_length=64, unique=True)
     file = models.FileField(upload_to=paper_upload_to)
-    original_filename = models.CharField(max_length=255, blank=True)
+    file_size = models.PositiveBigIntegerField(default=0, help_text="Bytes.")
     title = models.CharField(max_length=500, blank=True)
     authors = models.CharField(max_length=1000, blank=True)
     year = models.PositiveSmallIntegerField(null=True, blank=True)
@@ -72,7 +85,9 @@ class Paper(models.Model):
 
     @property
     def display_title(self) -> str:
-        return self.title or self.original_filename or f"Paper {self.pk}"
+        """The title found in the PDF, else the viewer's own file name when the paper was fetched
+        through `PaperQuerySet.named_for` (or `in_library_of`), else "Paper <id>"."""
+        return self.title or getattr(self, "library_filename", None) or f"Paper {self.pk}"
 
 
 class UserPaper(models.Model):
@@ -80,6 +95,8 @@ class UserPaper(models.Model):
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="library_links")
     paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="library_links")
+    # The name of the file this user uploaded: theirs alone, never shown to anyone else.
+    filename = models.CharField(max_length=255, blank=True)
     added_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -9,13 +9,15 @@ from typing import IO
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.core.files.base import ContentFile
 from django.db import transaction
+from django.db.models import Sum
 from django.http import Http404
 
 from annotagent.errors import AnnotagentError
 from indexing.tasks import index_paper
-from papers.models import Paper, UserPaper
+from papers.models import Paper, UserPaper, paper_upload_to
+from papers.pdfium import count_pages
+from papers.storage import files_removed_on_error, write_paper_file
 
 
 class UploadTooLargeError(AnnotagentError):
@@ -26,10 +28,15 @@ class NotAPdfError(AnnotagentError):
     code = "not_a_pdf"
 
 
+class LibraryQuotaError(AnnotagentError):
+    code = "library_quota_exceeded"
+
+
 @dataclass(frozen=True)
 class AddedPaper:
-    """The result of adding a file: `created` is False when the same bytes were already stored;
-    `already_in_library` is True when the user's library already held it."""
+    """The result of adding a file. `created` is True when this call stored the bytes (for the
+    caller's bookkeeping only: never tell a user whether someone else had stored them);
+    `already_in_library` is True when the user's library already held the paper."""
 
     paper: Paper
     created: bool
@@ -58,6 +65,20 @@ def check_upload_size(size: int) -> None:
         )
 
 
+def check_library_quota(user: User, *, adding: int) -> None:
+    """Raise LibraryQuotaError when *adding* bytes would take the files of *user*'s library past
+    `LIBRARY_QUOTA_BYTES` (0: no quota). A paper counts in full in every library that holds it."""
+    quota = settings.LIBRARY_QUOTA_BYTES
+    if not quota:
+        return
+    used = Paper.objects.filter(library_links__user=user).aggregate(total=Sum("file_size"))["total"] or 0
+    if used + adding > quota:
+        raise LibraryQuotaError(
+            f"Your library holds {used / 1_048_576:.1f} MB of its {quota / 1_048_576:.0f} MB; this "
+            f"{adding / 1_048_576:.1f} MB file does not fit. Remove papers you no longer need."
+        )
+
+
 def read_upload(file: IO[bytes], *, size: int | None = None) -> bytes:
     """Read an upload whole, refusing it as soon as it passes `UPLOAD_MAX_BYTES`."""
     if size is not None:
@@ -67,26 +88,44 @@ def read_upload(file: IO[bytes], *, size: int | None = None) -> bytes:
     return data
 
 
-@transaction.atomic
 def add_paper_to_library(*, user: User, data: bytes, filename: str = "", queue_indexing: bool = True) -> AddedPaper:
-    """Store the PDF *data* (deduplicated by SHA-256) and put it in *user*'s library.
+    """Store the PDF *data* (deduplicated by SHA-256) and put it in *user*'s library under *filename*.
 
-    A new paper is queued for indexing after the transaction commits, unless *queue_indexing* is
-    False (a caller that indexes it right away, such as `ingest_papers`). Raises UploadTooLargeError or
-    NotAPdfError (see `check_pdf_bytes`); nothing is stored then.
+    The file name belongs to *user*'s library entry alone (`UserPaper.filename`). Two uploads of the
+    same new bytes at once, by one user or by two, both succeed with one paper row and one stored
+    file: the row is got-or-created on its unique SHA-256 in a savepoint, and only the request
+    whose insert won writes the file, after the insert. A new paper is queued for indexing after
+    the transaction commits, unless *queue_indexing* is False (a caller that indexes it right away,
+    such as `ingest_papers`).
+
+    Raises UploadTooLargeError or NotAPdfError (see `check_pdf_bytes`), UnreadablePdfError (PDFium
+    cannot open it, see `papers.pdfium.count_pages`) or LibraryQuotaError; nothing is stored then.
     """
     check_pdf_bytes(data)
+    page_count = count_pages(data, max_pages=settings.PDF_MAX_PAGES)
     digest = hashlib.sha256(data).hexdigest()
-    paper = Paper.objects.select_for_update().filter(sha256=digest).first()
-    created = paper is None
-    if paper is None:
-        paper = Paper(sha256=digest, original_filename=filename[:255], uploaded_by=user)
-        paper.file.save(f"{digest}.pdf", ContentFile(data), save=False)
-        paper.save()
-        if queue_indexing:
-            transaction.on_commit(partial(index_paper.enqueue, paper_id=paper.pk))
-    _, link_created = UserPaper.objects.get_or_create(user=user, paper=paper)
-    return AddedPaper(paper=paper, created=created, already_in_library=not link_created)
+    with files_removed_on_error(), transaction.atomic():
+        # The row lock keeps a concurrent removal of the last library entry from deleting the paper.
+        paper, created = Paper.objects.select_for_update().get_or_create(
+            sha256=digest,
+            defaults={
+                "file": paper_upload_to(Paper(sha256=digest), ""),
+                "file_size": len(data),
+                "page_count": page_count,
+                "uploaded_by": user,
+            },
+        )
+        already_in_library = UserPaper.objects.filter(user=user, paper=paper).exists()
+        if not already_in_library:
+            check_library_quota(user, adding=paper.file_size or len(data))
+        link, _ = UserPaper.objects.get_or_create(user=user, paper=paper, defaults={"filename": filename[:255]})
+        if created:
+            write_paper_file(paper, data)
+            Paper.objects.filter(pk=paper.pk).update(file=paper.file.name)
+            if queue_indexing:
+                transaction.on_commit(partial(index_paper.enqueue, paper_id=paper.pk))
+    paper.library_filename = link.filename  # type: ignore[attr-defined]
+    return AddedPaper(paper=paper, created=created, already_in_library=already_in_library)
 
 
 def get_paper_for_user(user: User, pk: int) -> Paper:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from http import HTTPStatus
 from typing import Any
 
-from django.conf import settings
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
@@ -14,6 +13,7 @@ from rest_framework.views import APIView
 
 from annotagent.http import AuthenticatedRequest
 from papers.api import PaperSerializer
+from papers.models import Paper
 from papers.services import get_paper_for_user, read_upload
 from projects.models import Project
 from projects.services import (
@@ -22,6 +22,7 @@ from projects.services import (
     delete_project,
     get_project_for_user,
     remove_paper_from_project,
+    room_in,
     update_project,
     upload_paper_to_project,
 )
@@ -40,7 +41,7 @@ class ProjectSerializer(serializers.ModelSerializer[Project]):
         return project.project_papers.count()
 
     def get_room(self, project: Project) -> int:
-        return max(settings.PROJECT_MAX_PAPERS - project.project_papers.count(), 0)
+        return room_in(project)
 
 
 class ProjectWriteSerializer(serializers.Serializer[None]):
@@ -109,7 +110,11 @@ class ProjectPapersView(APIView):
     @extend_schema(responses=PaperSerializer(many=True), summary="Papers of a project")
     def get(self, request: AuthenticatedRequest, pk: int) -> Response:
         project = get_project_for_user(request.user, pk)
-        papers = project.papers.order_by("project_links__added_at", "pk")
+        papers = (
+            Paper.objects.filter(project_links__project=project)
+            .named_for(request.user)
+            .order_by("project_links__added_at", "pk")
+        )
         return Response(PaperSerializer(papers, many=True).data)
 
     @extend_schema(

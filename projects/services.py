@@ -15,6 +15,7 @@ from indexing import store
 from indexing.tasks import index_paper
 from papers.models import Paper, UserPaper
 from papers.services import AddedPaper, add_paper_to_library
+from papers.storage import delete_files, files_removed_on_error
 from projects.models import Project, ProjectPaper
 
 
@@ -56,15 +57,39 @@ def delete_project(*, project: Project) -> None:
     project.delete()
 
 
+def papers_counted(project: Project) -> int:
+    """Papers that count against `PROJECT_MAX_PAPERS`: all but the failed ones (a failed paper
+    answers nothing, and its owner should not have to remove it to add the fixed file)."""
+    return project.project_papers.exclude(paper__index_status=Paper.IndexStatus.FAILED).count()
+
+
+def room_in(project: Project) -> int:
+    """How many more papers *project* can take (never negative)."""
+    return max(settings.PROJECT_MAX_PAPERS - papers_counted(project), 0)
+
+
 def check_room(project: Project, adding: int) -> None:
     """Raise ProjectFullError unless *project* has room for *adding* more papers."""
-    held = project.project_papers.count()
+    held = papers_counted(project)
     if held + adding > settings.PROJECT_MAX_PAPERS:
         room = max(settings.PROJECT_MAX_PAPERS - held, 0)
         raise ProjectFullError(
             f"A project holds at most {settings.PROJECT_MAX_PAPERS} papers; this one has {held}, "
             f"so there is room for {room} more."
         )
+
+
+def batch_room_notice(*, files: int, room: int, project_name: str) -> str:
+    """What to tell a user up front when *files* files are headed for a project with *room* free
+    places: "" when they fit, else e.g. "15 files, room for 10 in X: the other 5 go to your
+    library only." """
+    if files <= room:
+        return ""
+    rest = files - room
+    return (
+        f"{files} files, room for {room} in {project_name}: the other {rest} "
+        f"{'goes' if rest == 1 else 'go'} to your library only."
+    )
 
 
 def _queue_if_unindexed(paper: Paper) -> None:
@@ -130,7 +155,7 @@ def remove_paper_from_library(*, user: User, paper: Paper) -> bool:
 
 def _delete_paper_files(*, paper_id: int, file_name: str) -> None:
     store.delete_chunks(paper_id)
-    Paper.file.field.storage.delete(file_name)
+    delete_files([file_name])
 
 
 def upload_paper_to_project(*, project: Project, user: User, data: bytes, filename: str = "") -> AddedPaper:
@@ -138,21 +163,12 @@ def upload_paper_to_project(*, project: Project, user: User, data: bytes, filena
 
     Either both happen or neither: a full project (ProjectFullError) leaves the library as it was,
     and a file stored for a paper row that was rolled back is deleted again. Raises the upload
-    errors of `papers.services.check_pdf_bytes` before anything is stored.
+    errors of `papers.services.add_paper_to_library` before anything is stored.
     """
-    stored: list[str] = []
-    try:
-        with transaction.atomic():
-            # Adding it to the project queues its indexing (once).
-            added = add_paper_to_library(user=user, data=data, filename=filename, queue_indexing=False)
-            if added.created and added.paper.file.name:
-                stored.append(added.paper.file.name)
-            add_papers_to_project(project=project, papers=[added.paper], user=user)
-    except Exception:
-        # A rollback does not unwrite files: remove the one this call wrote for a row that is gone.
-        for name in stored:
-            Paper.file.field.storage.delete(name)
-        raise
+    with files_removed_on_error(), transaction.atomic():
+        # Adding it to the project queues its indexing (once).
+        added = add_paper_to_library(user=user, data=data, filename=filename, queue_indexing=False)
+        add_papers_to_project(project=project, papers=[added.paper], user=user)
     return added
 
 

@@ -15,6 +15,7 @@ from annotagent.http import AuthenticatedHttpRequest
 from chat.services import chat_history, clear_chat
 from chat.suggestions import suggested_prompts
 from papers.forms import UploadForm
+from papers.models import Paper
 from papers.services import get_paper_for_user, read_upload
 from projects.forms import AddPapersForm, ProjectForm
 from projects.models import Project
@@ -23,8 +24,10 @@ from projects.services import (
     create_project,
     delete_project,
     get_project_for_user,
+    papers_counted,
     remove_paper_from_project,
     reprocess_paper,
+    room_in,
     update_project,
     upload_paper_to_project,
 )
@@ -57,8 +60,12 @@ def project_create(request: AuthenticatedHttpRequest) -> HttpResponse:
 @require_GET
 def project_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     project = get_project_for_user(request.user, pk)
-    papers = list(project.papers.order_by("project_links__added_at", "pk"))
-    room = max(settings.PROJECT_MAX_PAPERS - len(papers), 0)
+    papers = list(
+        Paper.objects.filter(project_links__project=project)
+        .named_for(request.user)
+        .order_by("project_links__added_at", "pk")
+    )
+    room = room_in(project)
     chat_messages = chat_history(project)
     return render(
         request,
@@ -67,6 +74,7 @@ def project_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
             "project": project,
             "papers": papers,
             "room": room,
+            "counted": papers_counted(project),
             "max_papers": settings.PROJECT_MAX_PAPERS,
             "picker": AddPapersForm(user=request.user, project=project),
             "upload_form": UploadForm(),

@@ -140,6 +140,8 @@ async def test_a_follow_up_over_the_socket_is_answered_from_the_paper_it_names(a
     await socket.disconnect()
     titles_first = {event["title"] for event in of_type(first, "answer.citation")}
     titles_second = {event["title"] for event in of_type(second, "answer.citation")}
-    chubby = await sync_to_async(lambda: consensus_project.papers.get(original_filename="chubby.pdf").display_title)()
+    chubby = await sync_to_async(
+        lambda: consensus_project.papers.get(library_links__filename="chubby.pdf").display_title
+    )()
     assert titles_first and all("Understandable Consensus" in title for title in titles_first)
     assert titles_second == {chubby}

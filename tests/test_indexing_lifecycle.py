@@ -112,8 +112,8 @@ def test_adding_a_paper_without_chunks_to_a_project_queues_its_indexing(
     assert index_queue() == [failed.pk]
     failed.refresh_from_db()
     assert failed.index_status == "pending"
-    references = retrieve_passages(papers=list(project.papers.all()), question="leader")
-    assert references.indexing == [failed.display_title]
+    references = retrieve_passages(papers=list(project.papers.named_for(alice)), question="leader")
+    assert references.indexing == ["Failed.pdf"]
     assert {ref.paper_id for ref in references.references} == {ready.pk}
 
 

@@ -123,7 +123,9 @@ def test_a_cross_paper_question_is_answered_from_several_papers_with_exact_page_
     result = json.loads(out.getvalue())
 
     assert len({reference["paper_id"] for reference in result["references"]}) >= 2
-    pages = {Paper.objects.get(original_filename=name).pk: extract_text(path).pages for name, path in sources.items()}
+    pages = {
+        Paper.objects.get(library_links__filename=name).pk: extract_text(path).pages for name, path in sources.items()
+    }
     for reference in result["references"]:
         assert f"[{reference['n']}]" in result["answer"]
         assert reference["text"] in pages[reference["paper_id"]][reference["page"] - 1]

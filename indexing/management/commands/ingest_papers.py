@@ -37,14 +37,24 @@ class Command(BaseCommand):
             elif event.stage == "failed":
                 self.stdout.write(self.style.ERROR(f"    failed: {event.message}"))
 
+        def on_notice(notice: str) -> None:
+            self.stdout.write(self.style.WARNING(notice))
+
         report = ingest_paths(
-            user=user, paths=options["paths"], project_name=options["project"], on_file=on_file, progress=progress
+            user=user,
+            paths=options["paths"],
+            project_name=options["project"],
+            on_file=on_file,
+            on_notice=on_notice,
+            progress=progress,
         )
         for path, reason in report.failed.items():
             self.stderr.write(f"{path}: {reason}")
         where = f" in project {report.project.name!r}" if report.project else ""
+        library_only = f", in the library only {len(report.library_only)}" if report.library_only else ""
         self.stdout.write(
-            f"Indexed {len(report.indexed)}, already ready {len(report.skipped)}, failed {len(report.failed)}{where}."
+            f"Indexed {len(report.indexed)}, already ready {len(report.skipped)}, failed {len(report.failed)}{where}"
+            f"{library_only}."
         )
         if report.failed:
             raise CommandError(f"{len(report.failed)} file(s) failed.", returncode=1)
