@@ -619,10 +619,10 @@ def _overlaps(a: Sentence, b: Sentence) -> bool:
 
 def choose_evidence(scored: Sequence[Scored], analysis: QuestionAnalysis) -> list[Scored]:
     """The quotes, best paper first: each quoted paper's best candidate (and, for the first paper,
-    a second close one not overlapping it). A paper is quoted when its best candidate reaches
-    RELATIVE_BAR of the overall best; when the question names papers, the named ones are quoted
-    (and others only if it compares or none of them has evidence); a comparison quotes every named
-    paper and every paper over the bar."""
+    a second close one not overlapping it, that states the fact when the first does). A paper is
+    quoted when its best candidate reaches RELATIVE_BAR of the overall best; when the question
+    names papers, the named ones are quoted (and others only if it compares or none of them has
+    evidence); a comparison quotes every named paper and every paper over the bar."""
     ranked = sorted(
         (s for s in scored if s.score >= MIN_SCORE or s.candidate.paper_id in analysis.named_paper_ids),
         key=lambda s: (-s.states, -s.score),
@@ -645,7 +645,8 @@ def choose_evidence(scored: Sequence[Scored], analysis: QuestionAnalysis) -> lis
         chosen.append(first)
         if rank == 0:
             for other in by_paper[pid][1:]:
-                if other.score >= SECOND_QUOTE_BAR * first.score and not _overlaps(other.candidate, first.candidate):
+                close = other.score >= SECOND_QUOTE_BAR * first.score and other.states >= first.states
+                if close and not _overlaps(other.candidate, first.candidate):
                     chosen.append(other)
                     break
     return chosen

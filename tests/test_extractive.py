@@ -350,3 +350,18 @@ def test_without_the_full_analysis_papers_named_by_title_word_or_by_their_own_te
     assert set(analysis.named_paper_ids) == {1, 2}
     assert analysis.comparison
     assert analysis_for("What chunk size does GFS use?", titles, texts).named_paper_ids == (3,)
+
+
+def test_a_second_quote_from_the_same_paper_must_also_state_the_fact():
+    refs = [
+        reference(
+            1,
+            1,
+            "The fanout parameter controls how many peers a node contacts; we use a fanout of three. "
+            "Journal of Overlay Networks, accepted manuscript, licensed for personal use only by the authors.",
+        )
+    ]
+    answer = scored_answer(refs, "What fanout do the authors use?")
+    assert answer.text.count("“") == 1
+    assert "we use a fanout of three" in answer.text
+    assert answer.status == Status.ANSWERED
