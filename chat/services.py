@@ -446,6 +446,7 @@ class AnswerSession(StreamedAnswer):
                 self.question,
                 retrieval.references,
                 query_embedding=retrieval.query_embedding,
+                analysis=self.analysis,
                 labels={pid: paper.label for pid, paper in self.labels.items()},
             )
             # The whole answer is known before it streams: number references as they appear.
@@ -504,6 +505,8 @@ class AnswerSession(StreamedAnswer):
                 "citations": self.citation_map(),
                 "state": state,
                 "extractive": self.extractive,
+                "status": self.status,
+                "sentences": [s.as_json() for s in self.sentences],
                 "created_at": None,
             }
         with transaction.atomic():

@@ -57,7 +57,7 @@ def test_a_sentence_its_passage_states_is_shown_as_it_is(alice, indexed_project,
 @pytest.mark.django_db(transaction=True)
 def test_a_weakly_supported_claim_is_marked_not_silently_linked(alice, indexed_project, openai_stub):
     openai_stub.reply = f"{SUPPORTED} {UNSUPPORTED}"
-    answer = answer_question(project=indexed_project, user=alice, question="How does Raft elect a leader?")
+    answer = answer_question(project=indexed_project, user=alice, question="How does Raft elect a leader?", chat=True)
     assert answer.text == f"{SUPPORTED} {UNSUPPORTED}{WEAK_MARK}"
     assert [s.supported for s in answer.sentences] == [True, False]
     assert answer.status == "partly_answered"

@@ -333,7 +333,7 @@ def test_an_empty_project_says_it_has_no_papers(alice, chunk_store):
     from projects.services import create_project
 
     project = create_project(owner=alice, name="Empty")
-    answer = answer_question(project=project, user=alice, question="What chunk size does GFS use?")
+    answer = answer_question(project=project, user=alice, question="What chunk size does GFS use?", chat=True)
     assert answer.text == NO_PAPERS
     assert answer.status == "no_papers"
     assert ChatMessage.objects.filter(role="assistant").get().status == "no_papers"
