@@ -140,3 +140,43 @@ def complete_with_tools(
         if getattr(call, "function", None) is not None
     ]
     return ToolReply(text=message.content or "", tool_calls=calls)
+
+
+async def stream_chat_with_tools(
+    messages: list[dict[str, Any]], *, model: str, tools: list[dict[str, Any]], calls: list[ToolCall]
+) -> AsyncGenerator[str, None]:
+    """Stream the text of one completion of *messages* offering *tools*, as `stream_chat` does;
+    the tool calls the model makes are appended to *calls* once the stream has ended (their
+    arguments arrive in pieces). Raises ChatModelError."""
+    try:
+        stream: AsyncStream[ChatCompletionChunk] = await get_async_openai_client().chat.completions.create(
+            model=model,
+            messages=cast("list[ChatCompletionMessageParam]", messages),
+            tools=cast("Any", tools),
+            stream=True,
+            temperature=0.1,
+        )
+    except openai.OpenAIError as exc:
+        raise ChatModelError(f"The chat model {model} failed: {exc}") from exc
+    pending: dict[int, dict[str, str]] = {}
+    try:
+        async for event in stream:
+            if not event.choices:
+                continue
+            delta = event.choices[0].delta
+            for part in delta.tool_calls or []:
+                call = pending.setdefault(part.index, {"id": "", "name": "", "arguments": ""})
+                call["id"] = part.id or call["id"]
+                if part.function is not None:
+                    call["name"] += part.function.name or ""
+                    call["arguments"] += part.function.arguments or ""
+            if delta.content:
+                yield delta.content
+    except openai.OpenAIError as exc:
+        raise ChatModelError(f"The chat model {model} stopped answering: {exc}") from exc
+    finally:
+        await stream.close()
+    calls.extend(
+        ToolCall(id=c["id"] or f"call_{i}", name=c["name"], arguments=c["arguments"])
+        for i, c in sorted(pending.items())
+    )

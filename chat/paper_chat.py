@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any
@@ -33,7 +34,8 @@ from chat.services import StreamedAnswer, extractive_answer, words
 from indexing import store
 from indexing.chunking import count_tokens
 from indexing.retrieval import Reference, retrieve_passages
-from notes.copilot import paper_messages, paper_turn
+from notes.copilot import paper_messages, paper_tool_calls
+from notes.suggestions import OUTPUT_TOOL_SCHEMAS
 from papers.models import Paper
 
 PAPER_CHAT_EXPIRY = timedelta(hours=24)
@@ -252,8 +254,8 @@ class PaperAnswerSession(StreamedAnswer):
         pages = self.pages or []
         if self.truncated:
             yield truncation_notice(pages, self.paper.page_count)
-        # With notes: one completion offering the note tools (text, tool calls, or both); the
-        # reply is then streamed word by word like an extractive answer.
+        # With notes: the completion may also call the note tools; their suggestions are saved on
+        # the message, and a reply made only of tool calls gets a summary sentence.
         messages = await sync_to_async(paper_messages)(
             paper=self.paper,
             user=self.user,
@@ -262,13 +264,20 @@ class PaperAnswerSession(StreamedAnswer):
             truncated=self.truncated,
             history=self.history or [],
         )
-        reply = await sync_to_async(paper_turn)(
-            user=self.user, paper=self.paper, messages=messages, references=self.references
+        calls: list[llm.ToolCall] = []
+        text = ""
+        model = llm.configured_chat_model(project=False)
+        stream = llm.stream_chat_with_tools(messages, model=model, tools=OUTPUT_TOOL_SCHEMAS, calls=calls)
+        async with aclosing(stream) as pieces:
+            async for piece in pieces:
+                text += piece
+                yield piece
+        reply = await sync_to_async(paper_tool_calls)(
+            user=self.user, paper=self.paper, text=text, calls=calls, references=self.references
         )
         self.suggestions = reply.suggestions
-        for word in words(reply.final_text()):
+        for word in words(reply.closing_text()):
             yield word
-            await asyncio.sleep(0)
 
     def _save_answer(self, state: str) -> dict[str, Any]:
         return append_paper_message(

@@ -134,7 +134,11 @@ def notes_role(user: User, item: NoteItem) -> NoteRole | None:
 def check_can_write(user: User, item: NoteItem) -> None:
     """Raise Http404 when *user* may not see *item*'s notes, NotesReadOnlyError when they may only
     read them."""
-    role = notes_role(user, item)
+    check_role_writes(notes_role(user, item))
+
+
+def check_role_writes(role: NoteRole | None) -> None:
+    """Raise Http404 for no role, NotesReadOnlyError for a reader."""
     if role is None:
         raise Http404("No such note.")
     if role is not NoteRole.WRITER:

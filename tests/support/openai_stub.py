@@ -5,7 +5,8 @@ network service). The real `openai` SDK talks to it over HTTP.
   request, in order) while it lasts, then from `stub.reply` — a string, or a callable taking the
   request's messages and returning a string. A non-streamed reply may also be a ToolReply dict
   `{"content": str | None, "tool_calls": [{"name": str, "arguments": str | dict}]}`: the
-  completion then carries those tool calls (ids `call_1`, `call_2`, ...). Streamed requests get server-sent events, the
+  completion then carries those tool calls (ids `call_1`, `call_2`, ...); streamed, they come in
+  one chunk after the content's pieces. Streamed requests get server-sent events, the
   reply cut into `stub.pieces` (a list of strings, when set) or into words, `stub.delay` seconds
   apart. Every request body is kept in `stub.requests`; a client that hangs up mid-stream is
   recorded in `stub.disconnects`.
@@ -128,6 +129,10 @@ class OpenAIStub:
                         self.wfile.flush()
                         if stub.delay:
                             time.sleep(stub.delay)
+                    if not isinstance(reply, str) and reply.get("tool_calls"):
+                        calls = _completion(body["model"], reply)["choices"][0]["message"]["tool_calls"]
+                        deltas = [{"index": i, **call} for i, call in enumerate(calls)]
+                        self.wfile.write(_sse(_chunk(body["model"], None, tool_calls=deltas)))
                     self.wfile.write(_sse(_chunk(body["model"], None, finish="stop")))
                     self.wfile.write(b"data: [DONE]\n\n")
                     self.wfile.flush()
@@ -168,8 +173,12 @@ def _completion(model: str, reply: ScriptedReply) -> dict[str, Any]:
     }
 
 
-def _chunk(model: str, piece: str | None, finish: str | None = None) -> dict[str, Any]:
-    delta = {"content": piece} if piece is not None else {}
+def _chunk(
+    model: str, piece: str | None, finish: str | None = None, tool_calls: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    delta: dict[str, Any] = {"content": piece} if piece is not None else {}
+    if tool_calls:
+        delta["tool_calls"] = tool_calls
     return {
         "id": "chatcmpl-stub",
         "object": "chat.completion.chunk",
