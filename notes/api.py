@@ -31,7 +31,10 @@ from notes.services import (
     notes_role,
     save_answer_to_note,
     update_note,
+    visible_notes,
 )
+from papers.models import Paper
+from projects.models import Project
 from projects.services import get_project_for_user
 
 ITEM_TYPES = [choice for choice, _ in Note.Scope.choices]
@@ -173,6 +176,18 @@ class SaveAnswerView(APIView):
             user=request.user, item=item, text=data["text"], citations=data["citations"], note=target, name=data["name"]
         )
         return Response(note_json(note), status=HTTPStatus.CREATED if target is None else HTTPStatus.OK)
+
+
+class MentionsView(APIView):
+    @extend_schema(responses={200: dict}, summary="What the library copilot can be given as context")
+    def get(self, request: AuthenticatedRequest) -> Response:
+        user = request.user
+        items = [{"type": "paper", "id": p.pk, "title": p.display_title} for p in Paper.objects.in_library_of(user)]
+        items += [{"type": "project", "id": p.pk, "title": p.name} for p in Project.objects.for_user(user)]
+        items += [
+            {"type": "note", "id": n.pk, "title": n.name} for n in visible_notes(user).filter(is_folder=False)[:500]
+        ]
+        return Response({"items": items})
 
 
 class ProjectCopilotView(APIView):

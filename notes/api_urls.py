@@ -7,6 +7,7 @@ from notes import api
 urlpatterns = [
     path("notes/", api.NoteListView.as_view(), name="notes"),
     path("notes/tree/", api.NoteTreeView.as_view(), name="notes-tree"),
+    path("notes/mentions/", api.MentionsView.as_view(), name="notes-mentions"),
     path("notes/save-answer/", api.SaveAnswerView.as_view(), name="notes-save-answer"),
     path("notes/<int:pk>/", api.NoteDetailView.as_view(), name="note"),
     path(
