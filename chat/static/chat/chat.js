@@ -11,7 +11,7 @@ const MARKER = /\[(\d+)\]/g;
 
 const root = document.getElementById("chat");
 
-function el(tag, className, text) {
+export function el(tag, className, text) {
   const node = document.createElement(tag);
   if (className) node.className = className;
   if (text !== undefined) node.textContent = text;

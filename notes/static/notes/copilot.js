@@ -4,17 +4,10 @@
 // Model text and note text go into the page through textContent only; diffs and previews are text.
 // Accepting re-checks permission and conflicts on the server (409: the card shows the new diff).
 
-import { renderText } from "../chat/chat.js";
+import { el, renderText } from "../chat/chat.js";
 
 const panel = document.getElementById("notes-panel");
 const copilot = document.getElementById("copilot");
-
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
 
 function csrfToken() {
   const input = document.querySelector("input[name=csrfmiddlewaretoken]");
