@@ -38,6 +38,7 @@ chromium = test_browser.chromium
 visit = test_browser.visit
 
 USERNAME, PASSWORD = "reader", "a-long-reader-password-1"
+PROJECT = "Notes project"
 PAGES = [
     "Leader election. A follower that hears no heartbeat becomes a candidate and asks for votes. "
     "A candidate with votes from a majority becomes the leader.",
@@ -50,7 +51,27 @@ SUMMARY_HTML = (
 
 def stub_reply(messages: list[dict[str, Any]]) -> Any:
     """The scripted model: a new note for "summarise", an edit of that note for "edit"."""
+    if messages and messages[-1]["role"] == "tool":
+        return "I suggested a project note."
     question = messages[-1]["content"] if messages else ""
+    if "Draft a project note" in question:
+        return {
+            "content": None,
+            "tool_calls": [
+                {
+                    "name": "suggest_note_create",
+                    "arguments": {
+                        "note_name": "Project plan",
+                        "parent_id": None,
+                        "content": "<p>Compare elections.</p>",
+                        "description": "A plan",
+                    },
+                }
+            ],
+        }
+    if "library" in question:
+        context = messages[1]["content"]
+        return "The mentioned paper is here." if "Raft Notes Paper" in context else "Nothing was mentioned."
     if "Summarise" in question:
         return {
             "content": None,
@@ -115,7 +136,7 @@ def server(tmp_path_factory) -> Iterator[Server]:
                 "from django.contrib.auth.models import User; "
                 f"User.objects.create_user({USERNAME!r}, '', {PASSWORD!r})",
             )
-            manage(env, "ingest_papers", str(pdf), "--user", USERNAME)
+            manage(env, "ingest_papers", str(pdf), "--user", USERNAME, "--project", PROJECT)
             log = base / "daphne.log"
             server.logs["daphne"] = log
             daphne = str(Path(sys.executable).with_name("daphne"))
@@ -183,4 +204,37 @@ def test_a_suggested_note_is_accepted_and_a_rejected_edit_stays_rejected(visit):
     link = editor.locator("a", has_text="[1]")
     assert re.search(r"/papers/\d+/read/\?page=1$", link.get_attribute("href") or "")
     assert page.locator("script:not([src])").count() == 0
+    user.check_console()
+
+
+@pytest.mark.browser
+def test_the_project_copilot_and_the_library_copilot_answer_with_cards_and_mentions(visit):
+    from playwright.sync_api import expect
+
+    user = visit()
+    page = user.page
+    user.sign_in(USERNAME, PASSWORD)
+    user.goto("/")
+    page.get_by_role("link", name=PROJECT).click()
+    copilot = page.locator("#copilot")
+    copilot.get_by_label("Ask the notes copilot").fill("Draft a project note")
+    copilot.get_by_role("button", name="Ask the copilot").click()
+    answer = copilot.locator(".message-assistant").last
+    expect(answer.locator(".message-text")).to_have_text("I suggested a project note.")
+    card = answer.locator(".suggestion-card")
+    expect(card.locator(".suggestion-preview")).to_have_text("Compare elections.")
+    card.get_by_role("button", name="Accept").click()
+    expect(card).to_have_attribute("data-status", "accepted")
+    expect(page.locator("#note-tree .note-link", has_text="Project plan")).to_be_visible()
+    page.reload()
+    expect(page.locator("#copilot .suggestion-card")).to_have_attribute("data-status", "accepted")
+
+    user.goto("/notes/library/")
+    question = page.get_by_label("Ask the library copilot")
+    question.press_sequentially("What does @Raft")
+    page.locator(".mention-option", has_text="Raft Notes Paper").click()
+    expect(page.locator("#copilot-mentions")).to_contain_text("paper: Raft Notes Paper")
+    question.press_sequentially("say, library?")
+    page.get_by_role("button", name="Ask the copilot").click()
+    expect(page.locator("#copilot .message-assistant").last).to_have_text(re.compile("The mentioned paper is here."))
     user.check_console()

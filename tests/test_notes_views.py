@@ -25,6 +25,7 @@ def test_the_reader_shows_the_papers_notes_tree_and_a_form_to_add_to_it(alice, p
     assert "My reading" in html
     assert 'action="/notes/new/"' in html
     assert "notes/copilot.js" in html
+    assert "The copilot needs a chat model: set OPENAI_API_KEY" in html
 
 
 def test_the_project_page_has_notes_and_a_copilot_that_says_it_needs_a_model(alice, client_for):

@@ -28,6 +28,8 @@ def notes_panel(context: dict[str, Any], item_type: str, item_id: int | None = N
         "can_write": role is NoteRole.WRITER,
         "role": role.value if role else "",
         "csrf_token": context.get("csrf_token"),
+        # The paper chat suggests notes only with a chat model; say so where its notes are.
+        "model_missing": NO_MODEL if item_type == "paper" and not llm.chat_model_configured() else None,
     }
 
 
