@@ -22,6 +22,7 @@ from tests import test_browser
 from tests.support.openai_stub import OpenAIStub
 from tests.support.pdfs import make_pdf_bytes
 from tests.test_browser import (
+    ANSWER_TIMEOUT,
     CHROMIUM,
     ROOT,
     Server,
@@ -217,19 +218,23 @@ def test_the_project_copilot_and_the_library_copilot_answer_with_cards_and_menti
     user.goto("/")
     page.get_by_role("link", name=PROJECT).click()
     copilot = page.locator("#copilot")
+    expect(copilot).to_have_attribute("data-ready", "true")
     copilot.get_by_label("Ask the notes copilot").fill("Draft a project note")
     copilot.get_by_role("button", name="Ask the copilot").click()
-    answer = copilot.locator(".message-assistant").last
-    expect(answer.locator(".message-text")).to_have_text("I suggested a project note.")
+    # The copilot retrieves passages first: the server's first question loads the embedding model.
+    answer = copilot.locator(".message-assistant:not(.streaming)").last
+    expect(answer.locator(".message-text")).to_have_text("I suggested a project note.", timeout=ANSWER_TIMEOUT * 1000)
     card = answer.locator(".suggestion-card")
     expect(card.locator(".suggestion-preview")).to_have_text("Compare elections.")
     card.get_by_role("button", name="Accept").click()
     expect(card).to_have_attribute("data-status", "accepted")
     expect(page.locator("#note-tree .note-link", has_text="Project plan")).to_be_visible()
     page.reload()
+    expect(copilot).to_have_attribute("data-ready", "true")
     expect(page.locator("#copilot .suggestion-card")).to_have_attribute("data-status", "accepted")
 
     user.goto("/notes/library/")
+    expect(page.locator("#copilot")).to_have_attribute("data-ready", "true")
     question = page.get_by_label("Ask the library copilot")
     question.press_sequentially("What does @Raft")
     page.locator(".mention-option", has_text="Raft Notes Paper").click()

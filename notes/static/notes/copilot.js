@@ -253,6 +253,7 @@ function startCopilot() {
     question.value = "";
     list.append(copilotMessage(data));
   });
+  copilot.dataset.ready = "true"; // the form is driven from here on
 }
 
 // @-mentions: typing "@" and a few letters offers papers, notes and projects; a pick becomes a chip.
