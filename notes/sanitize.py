@@ -63,7 +63,7 @@ def html_to_text(value: str) -> str:
     """The text of note HTML, one line per block (paragraph, heading, list item), tags stripped
     and entities decoded: what the model reads and what a suggestion's line diff compares."""
     text = _BLOCK_END.sub("\n", value or "")
-    text = html.unescape(_TAG.sub("", text))
+    text = html.unescape(_TAG.sub("", text)).replace("\xa0", " ")
     lines = [line.rstrip() for line in text.splitlines()]
     return _BLANKS.sub("\n\n", "\n".join(lines)).strip()
 

@@ -55,7 +55,7 @@ def note_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
         parent_id = _int_or_none(request.POST.get("parent"))
         try:
             parent = get_note_for_user(request.user, parent_id) if parent_id else None
-            update_note(
+            note = update_note(
                 user=request.user,
                 note=note,
                 name=request.POST.get("name"),
@@ -65,7 +65,7 @@ def note_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
         except AnnotagentError as exc:
             messages.error(request, exc.message)
         else:
-            messages.success(request, f"Saved “{note.name}”." if "name" not in request.POST else "Saved.")
+            messages.success(request, f"Saved “{note.name}”.")
         return redirect("notes:detail", pk=note.pk)
     tree = note_tree(item)
     folders = [(depth, node) for depth, node in flatten_tree(tree) if node["isFolder"] and node["id"] != note.pk]

@@ -204,6 +204,13 @@ def test_a_suggested_note_is_accepted_and_a_rejected_edit_stays_rejected(visit):
     expect(editor).to_contain_text("A candidate needs a majority of votes")
     link = editor.locator("a", has_text="[1]")
     assert re.search(r"/papers/\d+/read/\?page=1$", link.get_attribute("href") or "")
+    editor.locator("p", has_text="Heartbeats stop elections.").click()
+    page.keyboard.press("End")
+    page.keyboard.type(" Typed in the editor.")
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator(".flash")).to_contain_text("Saved")
+    expect(page.locator(".ql-editor")).to_contain_text("Heartbeats stop elections. Typed in the editor.")
+    expect(page.locator(".ql-editor a", has_text="[1]")).to_have_count(1)
     assert page.locator("script:not([src])").count() == 0
     user.check_console()
 

@@ -21,6 +21,7 @@ if (editor && source && form && window.Quill) {
     },
   });
   form.addEventListener("submit", () => {
-    source.value = quill.getSemanticHTML();
+    // Quill 2.0.3's getSemanticHTML writes every space as &nbsp;; notes keep plain spaces.
+    source.value = quill.getSemanticHTML().replaceAll("&nbsp;", " ");
   });
 }
