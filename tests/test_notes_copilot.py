@@ -444,3 +444,61 @@ def test_the_library_copilot_refuses_mentions_of_other_users_items(
     )
     assert response.status_code == HTTPStatus.NOT_FOUND
     assert openai_stub.requests == []
+
+
+# --- pure pieces -----------------------------------------------------------------------------------
+
+
+def test_the_summary_sentence_counts_edits_and_new_notes():
+    from notes.suggestions import summary_sentence
+
+    assert summary_sentence([{"type": "edit"}, {"type": "edit"}, {"type": "create"}]) == (
+        "Here are my suggestions: 2 edits and 1 new note."
+    )
+    assert summary_sentence([{"type": "create"}, {"type": "create"}]) == "Here are my suggestions: 2 new notes."
+    assert summary_sentence([]) == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "announces"),
+    [
+        ("I'll create a note summarising the methods.", True),
+        ("Let me update your Election note with the new findings.", True),
+        ("I will add these points to the notes.", True),
+        ("Raft elects a leader by majority vote [1].", False),
+        ("The notes already cover this.", False),
+    ],
+)
+def test_an_announced_note_change_is_recognised(text, announces):
+    from notes.copilot import announces_note_change
+
+    assert announces_note_change(text) is announces
+
+
+def test_the_line_diff_compares_note_text_line_by_line():
+    from notes.sanitize import html_to_text
+    from notes.suggestions import line_diff
+
+    before = html_to_text("<h2>Title</h2><p>same&nbsp;line</p><p>old</p>")
+    after = html_to_text("<h2>Title</h2><p>same line</p><ul><li>new</li></ul>")
+    assert line_diff(before, after) == [
+        {"op": " ", "text": "Title"},
+        {"op": " ", "text": "same line"},
+        {"op": "-", "text": "old"},
+        {"op": "+", "text": "new"},
+    ]
+
+
+@pytest.mark.django_db
+def test_a_mentioned_papers_full_text_is_cut_at_15000_characters_and_says_so(alice, indexed_paper):
+    from notes.copilot import Mention, mention_block
+
+    pages = [" ".join(f"Sentence {i} of page {p} about replicated logs." for i in range(200)) for p in (1, 2)]
+    paper = indexed_paper(alice, pages, title="Long paper")
+    block, items = mention_block(alice, Mention(kind="paper", id=paper.pk, full_text=True))
+    assert "Full text (truncated at 15,000 characters):" in block
+    text = block.split("Full text (truncated at 15,000 characters):\n", 1)[1].removesuffix("\n</paper>")
+    assert len(text) == 15_000
+    assert items == [paper_item(alice, paper)]
+    short, _ = mention_block(alice, Mention(kind="paper", id=paper.pk))
+    assert "Full text" not in short
