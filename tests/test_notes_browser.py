@@ -190,6 +190,14 @@ def test_a_suggested_note_is_accepted_and_a_rejected_edit_stays_rejected(visit):
     edit_card.get_by_role("button", name="Reject").click()
     expect(edit_card).to_have_attribute("data-status", "rejected")
 
+    # "Save to notes" on a plain answer: a new note, its citation kept as a link.
+    plain = user.ask("What does page 1 say?")
+    plain.locator(".save-to-notes summary").click()
+    plain.get_by_role("button", name="Save").click()
+    saved = plain.locator(".save-state a")
+    expect(saved).to_have_text("“A plain answer [1].”")
+    expect(tree.locator(".note-link", has_text="A plain answer [1].")).to_be_visible()
+
     page.reload()
     user.wait_for_chat()
     cards = page.locator("#chat-messages .suggestion-card")
