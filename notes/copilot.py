@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 
@@ -242,8 +243,9 @@ def project_scope(user: User, project: Project) -> CopilotScope:
 
 @transaction.atomic
 def _save_turn(*, user: User, project: Project | None, question: str, reply: CopilotReply) -> CopilotMessage:
+    """Save the question and the answer; keep the newest `PROJECT_CHAT_MAX_MESSAGES` of the thread."""
     CopilotMessage.objects.create(user=user, project=project, role=CopilotMessage.Role.USER, text=question)
-    return CopilotMessage.objects.create(
+    answer = CopilotMessage.objects.create(
         user=user,
         project=project,
         role=CopilotMessage.Role.ASSISTANT,
@@ -251,6 +253,12 @@ def _save_turn(*, user: User, project: Project | None, question: str, reply: Cop
         citations=reply.citations,
         suggestions=reply.suggestions,
     )
+    thread = CopilotMessage.objects.filter(user=user, project=project)
+    newest = list(
+        thread.order_by("-created_at", "-pk").values_list("pk", flat=True)[: settings.PROJECT_CHAT_MAX_MESSAGES]
+    )
+    thread.exclude(pk__in=newest).delete()
+    return answer
 
 
 class ChatModelMissingError(NoteError):

@@ -502,3 +502,14 @@ def test_a_mentioned_papers_full_text_is_cut_at_15000_characters_and_says_so(ali
     assert items == [paper_item(alice, paper)]
     short, _ = mention_block(alice, Mention(kind="paper", id=paper.pk))
     assert "Full text" not in short
+
+
+@pytest.mark.django_db
+def test_the_copilot_thread_keeps_its_newest_messages(alice, project, openai_stub, api_client_for, settings):
+    settings.PROJECT_CHAT_MAX_MESSAGES = 4
+    openai_stub.reply = "An answer."
+    api = api_client_for(alice)
+    for number in range(3):
+        assert ask_copilot(api, project, f"Question {number}").status_code == HTTPStatus.CREATED
+    history = api.get(reverse("api:project-copilot", args=[project.pk])).json()["messages"]
+    assert [m["text"] for m in history] == ["Question 1", "An answer.", "Question 2", "An answer."]
