@@ -2,6 +2,7 @@ from django.urls import path
 from rest_framework.authtoken.views import obtain_auth_token
 
 from chat.api import ProjectChatView
+from notes.api_urls import urlpatterns as notes_urlpatterns
 from papers.api import LibraryPaperView, LibraryView, PaperDetailView
 from projects.api import ProjectDetailView, ProjectListView, ProjectPapersView, ProjectPaperView
 
@@ -17,4 +18,5 @@ urlpatterns = [
     path("library/", LibraryView.as_view(), name="library"),
     path("library/<int:pk>/", LibraryPaperView.as_view(), name="library-paper"),
     path("papers/<int:pk>/", PaperDetailView.as_view(), name="paper"),
+    *notes_urlpatterns,
 ]

@@ -9,5 +9,6 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/", include("annotagent.api_urls")),
     path("papers/", include("papers.urls")),
+    path("notes/", include("notes.urls")),
     path("", include("projects.urls")),
 ]

@@ -9,6 +9,7 @@ OpenAI-compatible server). Project chat uses `OPENAI_PROJECT_CHAT_MODEL`, fallin
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, cast
 
@@ -86,3 +87,96 @@ async def stream_chat(messages: list[dict[str, str]], *, model: str) -> AsyncGen
         raise ChatModelError(f"The chat model {model} stopped answering: {exc}") from exc
     finally:
         await stream.close()
+
+
+# --- tool calling (notes copilots) ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One function call the model asked for: *arguments* is the model's JSON text, unparsed."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class ToolReply:
+    """One completion: its text ("" when the model wrote none) and its tool calls, in order."""
+
+    text: str
+    tool_calls: list[ToolCall] = field(default_factory=list)
+
+    def as_message(self) -> dict[str, Any]:
+        """The assistant message to append to the conversation before answering the tool calls."""
+        message: dict[str, Any] = {"role": "assistant", "content": self.text or None}
+        if self.tool_calls:
+            message["tool_calls"] = [
+                {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
+                for call in self.tool_calls
+            ]
+        return message
+
+
+def complete_with_tools(
+    messages: list[dict[str, Any]], *, model: str, tools: list[dict[str, Any]] | None, max_tokens: int = 2000
+) -> ToolReply:
+    """One non-streamed completion of *messages* (OpenAI chat format, tool turns included) offering
+    *tools* (OpenAI function-tool schemas; None or [] offers none). Raises ChatModelError."""
+    kwargs: dict[str, Any] = {"model": model, "messages": messages, "max_tokens": max_tokens, "temperature": 0.1}
+    if tools:
+        kwargs["tools"] = tools
+    try:
+        response = get_openai_client().chat.completions.create(**kwargs)
+    except openai.OpenAIError as exc:
+        raise ChatModelError(f"The chat model {model} failed: {exc}") from exc
+    if not response.choices:
+        return ToolReply(text="")
+    message = response.choices[0].message
+    calls = [
+        ToolCall(id=call.id, name=call.function.name, arguments=call.function.arguments or "")
+        for call in message.tool_calls or []
+        if getattr(call, "function", None) is not None
+    ]
+    return ToolReply(text=message.content or "", tool_calls=calls)
+
+
+async def stream_chat_with_tools(
+    messages: list[dict[str, Any]], *, model: str, tools: list[dict[str, Any]], calls: list[ToolCall]
+) -> AsyncGenerator[str, None]:
+    """Stream the text of one completion of *messages* offering *tools*, as `stream_chat` does;
+    the tool calls the model makes are appended to *calls* once the stream has ended (their
+    arguments arrive in pieces). Raises ChatModelError."""
+    try:
+        stream: AsyncStream[ChatCompletionChunk] = await get_async_openai_client().chat.completions.create(
+            model=model,
+            messages=cast("list[ChatCompletionMessageParam]", messages),
+            tools=cast("Any", tools),
+            stream=True,
+            temperature=0.1,
+        )
+    except openai.OpenAIError as exc:
+        raise ChatModelError(f"The chat model {model} failed: {exc}") from exc
+    pending: dict[int, dict[str, str]] = {}
+    try:
+        async for event in stream:
+            if not event.choices:
+                continue
+            delta = event.choices[0].delta
+            for part in delta.tool_calls or []:
+                call = pending.setdefault(part.index, {"id": "", "name": "", "arguments": ""})
+                call["id"] = part.id or call["id"]
+                if part.function is not None:
+                    call["name"] += part.function.name or ""
+                    call["arguments"] += part.function.arguments or ""
+            if delta.content:
+                yield delta.content
+    except openai.OpenAIError as exc:
+        raise ChatModelError(f"The chat model {model} stopped answering: {exc}") from exc
+    finally:
+        await stream.close()
+    calls.extend(
+        ToolCall(id=c["id"] or f"call_{i}", name=c["name"], arguments=c["arguments"])
+        for i, c in sorted(pending.items())
+    )

@@ -2,7 +2,9 @@
 
 The paper's full text (rebuilt page by page from its chunks in the chunk index) goes into the prompt,
 cut to `PAPER_CHAT_MAX_CHARS`; when it is cut the answer starts by saying so. Citations are pages:
-`[N]` cites page N of the paper, so hover cards and links work as in project chat. Without a chat
+`[N]` cites page N of the paper, so hover cards and links work as in project chat. With a chat
+model the chat also sees the user's notes on the paper and may suggest note edits and new notes
+(`notes.copilot.paper_turn`: one completion with tools); the suggestions are saved on the message. Without a chat
 model, the answer is extractive: sentences quoted from the paper's chunks most similar to the
 question, each cited with its page.
 
@@ -15,7 +17,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any
 
@@ -27,11 +29,13 @@ from django.utils import timezone
 
 from chat import events, llm
 from chat.models import ChatMessage, PaperChat
-from chat.prompts import PageText, Turn, answered_turns, build_paper_messages, trim_history
+from chat.prompts import PageText, Turn, answered_turns, trim_history
 from chat.services import StreamedAnswer, extractive_answer, words
 from indexing import store
 from indexing.chunking import count_tokens
 from indexing.retrieval import Reference, retrieve_passages
+from notes.copilot import paper_messages, paper_tool_calls
+from notes.suggestions import OUTPUT_TOOL_SCHEMAS
 from papers.models import Paper
 
 PAPER_CHAT_EXPIRY = timedelta(hours=24)
@@ -144,7 +148,8 @@ def clear_paper_chat(*, user: User, paper: Paper) -> int:
 
 @transaction.atomic
 def append_paper_message(*, user: User, paper: Paper, **message: Any) -> dict[str, Any]:
-    """Append one Message (`role`, `text`, and optionally `citations`, `state`, `extractive`) to
+    """Append one Message (`role`, `text`, and optionally `citations`, `state`, `extractive`,
+    `suggestions` (see `notes.suggestions`)) to
     *user*'s chat on *paper*, keeping the newest `PROJECT_CHAT_MAX_MESSAGES`. Returns it as saved,
     with its `id` and `created_at`."""
     chat = open_paper_chat(user=user, paper=paper)
@@ -155,6 +160,7 @@ def append_paper_message(*, user: User, paper: Paper, **message: Any) -> dict[st
         "citations": message.get("citations", {}),
         "state": message.get("state", ChatMessage.State.COMPLETE),
         "extractive": message.get("extractive", False),
+        "suggestions": message.get("suggestions", []),
         "created_at": timezone.now().isoformat(),
     }
     chat.messages = [*chat.messages, saved][-settings.PROJECT_CHAT_MAX_MESSAGES :]
@@ -204,6 +210,7 @@ class PaperAnswerSession(StreamedAnswer):
     truncated: bool = False
     history: list[Turn] | None = None
     passages: list[Reference] | None = None
+    suggestions: list[dict[str, Any]] = field(default_factory=list)
 
     async def _prepare(self) -> dict[str, Any]:
         await sync_to_async(self._start)()
@@ -247,17 +254,30 @@ class PaperAnswerSession(StreamedAnswer):
         pages = self.pages or []
         if self.truncated:
             yield truncation_notice(pages, self.paper.page_count)
-        messages = build_paper_messages(
+        # With notes: the completion may also call the note tools; their suggestions are saved on
+        # the message, and a reply made only of tool calls gets a summary sentence.
+        messages = await sync_to_async(paper_messages)(
+            paper=self.paper,
+            user=self.user,
             question=self.question,
-            title=self.paper.display_title,
             pages=pages,
-            page_count=self.paper.page_count,
             truncated=self.truncated,
             history=self.history or [],
         )
-        async with aclosing(llm.stream_chat(messages, model=llm.configured_chat_model(project=False))) as stream:
-            async for piece in stream:
+        calls: list[llm.ToolCall] = []
+        text = ""
+        model = llm.configured_chat_model(project=False)
+        stream = llm.stream_chat_with_tools(messages, model=model, tools=OUTPUT_TOOL_SCHEMAS, calls=calls)
+        async with aclosing(stream) as pieces:
+            async for piece in pieces:
+                text += piece
                 yield piece
+        reply = await sync_to_async(paper_tool_calls)(
+            user=self.user, paper=self.paper, text=text, calls=calls, references=self.references
+        )
+        self.suggestions = reply.suggestions
+        for word in words(reply.closing_text()):
+            yield word
 
     def _save_answer(self, state: str) -> dict[str, Any]:
         return append_paper_message(
@@ -268,4 +288,5 @@ class PaperAnswerSession(StreamedAnswer):
             citations=self.citation_map(),
             state=state,
             extractive=self.extractive,
+            suggestions=self.suggestions,
         )

@@ -128,6 +128,35 @@ def stop(process: subprocess.Popen[bytes]) -> None:
             process.wait(timeout=5)
 
 
+def embedded_env(data_dir: Path, **overrides: str) -> dict[str, str]:
+    """Explicit env for the subprocesses: the embedded default under *data_dir*, whatever this
+    shell or .env says, without a chat model unless *overrides* set one."""
+    return {
+        **os.environ,
+        "DEBUG": "true",
+        "DATA_DIR": str(data_dir),
+        "DATABASE_URL": "",
+        "MONGODB_URI": "",
+        "EMBEDDED_MONGO_DIR": "",
+        "MEDIA_ROOT": "",
+        "TASKS_BACKEND": "django_tasks_db.DatabaseBackend",
+        "REDIS_URL": "",
+        "OPENAI_API_KEY": "",
+        "OPENAI_BASE_URL": "",
+        "EMBEDDING_BACKEND": "local",
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "CSRF_TRUSTED_ORIGINS": "",
+        "PYTHONUNBUFFERED": "1",
+        **overrides,
+    }
+
+
+def stop_chunk_index_server(env: dict[str, str]) -> None:
+    subprocess.run(
+        [sys.executable, "manage.py", "chunk_index_server", "stop"], cwd=ROOT, env=env, capture_output=True, timeout=60
+    )
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory) -> Iterator[Server]:
     if not CHROMIUM.exists():
@@ -145,26 +174,7 @@ def server(tmp_path_factory) -> Iterator[Server]:
         (papers / path.name).symlink_to(path)
     data_dir = base / "data"
     port = free_port()
-    # Explicit env for the subprocesses: the embedded default, whatever this shell or .env says.
-    env = {
-        **os.environ,
-        "DEBUG": "true",
-        "DATA_DIR": str(data_dir),
-        "DATABASE_URL": "",
-        "MONGODB_URI": "",
-        "EMBEDDED_MONGO_DIR": "",
-        "MEDIA_ROOT": "",
-        "TASKS_BACKEND": "django_tasks_db.DatabaseBackend",
-        "REDIS_URL": "",
-        "OPENAI_API_KEY": "",
-        "OPENAI_BASE_URL": "",
-        "EMBEDDING_BACKEND": "local",
-        "ALLOWED_HOSTS": "127.0.0.1,localhost",
-        "CSRF_TRUSTED_ORIGINS": "",
-        "DEMO_USERNAME": DEMO_USERNAME,
-        "DEMO_PASSWORD": DEMO_PASSWORD,
-        "PYTHONUNBUFFERED": "1",
-    }
+    env = embedded_env(data_dir, DEMO_USERNAME=DEMO_USERNAME, DEMO_PASSWORD=DEMO_PASSWORD)
     server = Server(base_url=f"http://127.0.0.1:{port}", data_dir=data_dir, env=env)
     processes: list[subprocess.Popen[bytes]] = []
     try:
@@ -186,13 +196,7 @@ def server(tmp_path_factory) -> Iterator[Server]:
     finally:
         for process in reversed(processes):
             stop(process)
-        subprocess.run(
-            [sys.executable, "manage.py", "chunk_index_server", "stop"],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            timeout=60,
-        )
+        stop_chunk_index_server(env)
         shutil.rmtree(base, ignore_errors=True)
 
 

@@ -106,7 +106,8 @@ async def test_the_prompt_carries_the_whole_paper_page_by_page_to_the_chat_model
     await socket.disconnect()
     request = openai_stub.requests[-1]
     assert request["model"] == "stub-chat"
-    prompt = " ".join(request["messages"][-1]["content"].split())
+    # system prompt, the paper, the notes tree, the turns, the question.
+    prompt = " ".join(request["messages"][1]["content"].split())
     assert '<paper title="Raft" pages="2">' in prompt
     for number, text in enumerate(RAFT_PAGES, start=1):
         assert f'<page n="{number}"> {text} </page>' in prompt
@@ -134,7 +135,7 @@ async def test_a_paper_over_the_budget_is_cut_and_the_answer_says_so(alice, raft
     socket, _ = await connected_socket(alice, raft)
     received = await ask(socket, QUESTION)
     await socket.disconnect()
-    prompt = openai_stub.last_user_content()
+    prompt = openai_stub.requests[-1]["messages"][1]["content"]
     assert "the paper's text above is truncated" in prompt
     assert '<page n="2">' in prompt
     assert RAFT_PAGES[1] not in " ".join(prompt.split())
@@ -162,7 +163,7 @@ async def test_history_goes_into_the_next_prompt(alice, raft, openai_stub):
     await ask(socket, QUESTION)
     await ask(socket, "And then?")
     await socket.disconnect()
-    roles = [(m["role"], m["content"]) for m in openai_stub.requests[-1]["messages"][1:-1]]
+    roles = [(m["role"], m["content"]) for m in openai_stub.requests[-1]["messages"][3:-1]]
     assert roles == [("user", QUESTION), ("assistant", "By majority vote [1].")]
 
 

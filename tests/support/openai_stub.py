@@ -1,8 +1,12 @@
 """A local OpenAI-compatible HTTP server: the only fake in the test suite (it stands in for a paid
 network service). The real `openai` SDK talks to it over HTTP.
 
-- `POST /v1/chat/completions`: the reply comes from `stub.reply` — a string, or a callable taking
-  the request's messages and returning a string. Streamed requests get server-sent events, the
+- `POST /v1/chat/completions`: the reply comes from `stub.script` (a list, one entry used per
+  request, in order) while it lasts, then from `stub.reply` — a string, or a callable taking the
+  request's messages and returning a string. A non-streamed reply may also be a ToolReply dict
+  `{"content": str | None, "tool_calls": [{"name": str, "arguments": str | dict}]}`: the
+  completion then carries those tool calls (ids `call_1`, `call_2`, ...); streamed, they come in
+  one chunk after the content's pieces. Streamed requests get server-sent events, the
   reply cut into `stub.pieces` (a list of strings, when set) or into words, `stub.delay` seconds
   apart. Every request body is kept in `stub.requests`; a client that hangs up mid-stream is
   recorded in `stub.disconnects`.
@@ -24,12 +28,14 @@ from typing import Any
 
 import numpy as np
 
-Reply = str | Callable[[list[dict[str, Any]]], str]
+ScriptedReply = str | dict[str, Any]
+Reply = ScriptedReply | Callable[[list[dict[str, Any]]], ScriptedReply]
 
 
 class OpenAIStub:
     def __init__(self) -> None:
         self.reply: Reply = "The papers say so [1]."
+        self.script: list[Reply] = []
         self.pieces: list[str] | None = None
         self.delay = 0.0
         self.dimension = 1536
@@ -62,8 +68,9 @@ class OpenAIStub:
         vector = np.random.default_rng(seed).standard_normal(self.dimension)
         return (vector / np.linalg.norm(vector)).tolist()
 
-    def _reply_text(self, messages: list[dict[str, Any]]) -> str:
-        return self.reply(messages) if callable(self.reply) else self.reply
+    def _reply_text(self, messages: list[dict[str, Any]]) -> ScriptedReply:
+        reply = self.script.pop(0) if self.script else self.reply
+        return reply(messages) if callable(reply) else reply
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         stub = self
@@ -105,10 +112,11 @@ class OpenAIStub:
                     )
                     return
                 stub.requests.append(body)
-                text = stub._reply_text(body.get("messages", []))
+                reply = stub._reply_text(body.get("messages", []))
                 if not body.get("stream"):
-                    self._json(200, _completion(body["model"], text))
+                    self._json(200, _completion(body["model"], reply))
                     return
+                text = reply if isinstance(reply, str) else reply.get("content") or ""
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Cache-Control", "no-cache")
@@ -121,6 +129,10 @@ class OpenAIStub:
                         self.wfile.flush()
                         if stub.delay:
                             time.sleep(stub.delay)
+                    if not isinstance(reply, str) and reply.get("tool_calls"):
+                        calls = _completion(body["model"], reply)["choices"][0]["message"]["tool_calls"]
+                        deltas = [{"index": i, **call} for i, call in enumerate(calls)]
+                        self.wfile.write(_sse(_chunk(body["model"], None, tool_calls=deltas)))
                     self.wfile.write(_sse(_chunk(body["model"], None, finish="stop")))
                     self.wfile.write(b"data: [DONE]\n\n")
                     self.wfile.flush()
@@ -130,19 +142,43 @@ class OpenAIStub:
         return Handler
 
 
-def _completion(model: str, text: str) -> dict[str, Any]:
+def _completion(model: str, reply: ScriptedReply) -> dict[str, Any]:
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": reply if isinstance(reply, str) else reply.get("content"),
+    }
+    finish = "stop"
+    if isinstance(reply, dict) and reply.get("tool_calls"):
+        finish = "tool_calls"
+        message["tool_calls"] = [
+            {
+                "id": f"call_{index}",
+                "type": "function",
+                "function": {
+                    "name": call["name"],
+                    "arguments": call["arguments"]
+                    if isinstance(call["arguments"], str)
+                    else json.dumps(call["arguments"]),
+                },
+            }
+            for index, call in enumerate(reply["tool_calls"], start=1)
+        ]
     return {
         "id": "chatcmpl-stub",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
     }
 
 
-def _chunk(model: str, piece: str | None, finish: str | None = None) -> dict[str, Any]:
-    delta = {"content": piece} if piece is not None else {}
+def _chunk(
+    model: str, piece: str | None, finish: str | None = None, tool_calls: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    delta: dict[str, Any] = {"content": piece} if piece is not None else {}
+    if tool_calls:
+        delta["tool_calls"] = tool_calls
     return {
         "id": "chatcmpl-stub",
         "object": "chat.completion.chunk",

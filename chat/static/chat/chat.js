@@ -11,7 +11,7 @@ const MARKER = /\[(\d+)\]/g;
 
 const root = document.getElementById("chat");
 
-function el(tag, className, text) {
+export function el(tag, className, text) {
   const node = document.createElement(tag);
   if (className) node.className = className;
   if (text !== undefined) node.textContent = text;
@@ -93,7 +93,7 @@ const STATUS_LABELS = {
 };
 
 // Fill *container* with *text*, each [N] known to *citations* as a link; other markers stay text.
-function renderText(container, text, citations) {
+export function renderText(container, text, citations) {
   container.replaceChildren();
   let position = 0;
   for (const match of text.matchAll(MARKER)) {
@@ -109,7 +109,8 @@ function label(className, text) {
   return el("span", `label ${className}`, text);
 }
 
-function buildMessage({ id, role, text, citations, state, extractive, status }) {
+function buildMessage(message) {
+  const { id, role, text, citations, state, extractive, status } = message;
   const item = el("li", `message message-${role}`);
   if (id !== undefined && id !== null) item.dataset.messageId = String(id);
   // data-state mirrors the saved message's state (complete, stopped, failed) or "streaming".
@@ -123,6 +124,8 @@ function buildMessage({ id, role, text, citations, state, extractive, status }) 
   if (!text && state === "stopped") body.append(el("span", "hint", "Stopped before any text was written."));
   else renderText(body, text || "", citations || {});
   item.append(head, body);
+  // Other features (notes: suggestion cards, "Save to notes") add to a finished message here.
+  if (state !== "streaming") document.dispatchEvent(new CustomEvent("chat:message", { detail: { item, message } }));
   return item;
 }
 
