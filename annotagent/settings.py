@@ -176,6 +176,11 @@ OPENAI_TIMEOUT_SECONDS = env.float("OPENAI_TIMEOUT_SECONDS", default=60.0)
 
 # Indexing.
 PDF_PARSE_TIMEOUT_SECONDS = env.int("PDF_PARSE_TIMEOUT_SECONDS", default=180)
+# A worker's claim on the paper it indexes lasts this long unless renewed (it renews every third of
+# it); a killed worker's paper is picked up by another worker once the claim lapses.
+INDEX_CLAIM_SECONDS = env.int("INDEX_CLAIM_SECONDS", default=60)
+if INDEX_CLAIM_SECONDS < 3:
+    raise ImproperlyConfigured("INDEX_CLAIM_SECONDS must be at least 3.")
 PDF_PARSE_MEMORY_MB = env.int("PDF_PARSE_MEMORY_MB", default=2048)
 PDF_MAX_PAGE_CHARS = env.int("PDF_MAX_PAGE_CHARS", default=200_000)
 CHUNK_TOKENS = env.int("CHUNK_TOKENS", default=200)

@@ -96,18 +96,19 @@ def _embedded_mongo_uri(tmp_path_factory):
 @pytest.fixture
 def chunk_store(_embedded_mongo_uri, settings):
     """A real MongoDB-wire server (embedded SecantusDB, one per test session) with an empty
-    `paperchunks` collection for this test. Yields the collection."""
+    `paperchunks` collection for this test, bound to this test's database. Yields the collection.
+    Needs database access (the binding reads `indexing.models.Installation`)."""
     from indexing import retrieval, store
 
     settings.MONGODB_URI = _embedded_mongo_uri
     settings.MONGODB_DB = "annotagent_test"
     store.reset_client()
     retrieval.matrix_cache.clear()
-    collection = store.get_collection()
-    collection.drop()
+    database = store.get_client()[settings.MONGODB_DB]  # the test may point the settings elsewhere
+    database.client.drop_database(database.name)  # chunks and the installation binding
     store.ensure_indexes()
-    yield collection
-    collection.drop()
+    yield store.get_collection()
+    database.client.drop_database(database.name)
     store.reset_client()
     retrieval.matrix_cache.clear()
 
