@@ -98,17 +98,20 @@ def chunk_store(_embedded_mongo_uri, settings):
     """A real MongoDB-wire server (embedded SecantusDB, one per test session) with an empty
     `paperchunks` collection for this test, bound to this test's database. Yields the collection.
     Needs database access (the binding reads `indexing.models.Installation`)."""
+    from pymongo import MongoClient
+
     from indexing import retrieval, store
 
     settings.MONGODB_URI = _embedded_mongo_uri
     settings.MONGODB_DB = "annotagent_test"
     store.reset_client()
     retrieval.matrix_cache.clear()
-    database = store.get_client()[settings.MONGODB_DB]  # the test may point the settings elsewhere
-    database.client.drop_database(database.name)  # chunks and the installation binding
+    store.get_client().drop_database(settings.MONGODB_DB)  # chunks and the installation binding
     store.ensure_indexes()
     yield store.get_collection()
-    database.client.drop_database(database.name)
+    # A fresh client: the test may have closed the cached ones or pointed the settings elsewhere.
+    with MongoClient(_embedded_mongo_uri) as client:
+        client.drop_database("annotagent_test")
     store.reset_client()
     retrieval.matrix_cache.clear()
 
