@@ -238,6 +238,10 @@ def index_paper(
     claim = claim_paper(paper_id=paper_id)
     if on_claim is not None:
         on_claim(claim)
+    if transaction.get_connection().in_atomic_block:
+        # Inside a transaction the claim is invisible to other connections until commit, so there is
+        # nothing for a renewing thread to see (it would wait on the row lock).
+        return _build(claim, progress)
     with _ClaimKeeper(claim):
         return _build(claim, progress)
 
