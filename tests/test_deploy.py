@@ -64,3 +64,9 @@ def test_a_malformed_proxy_ssl_header_is_refused_clearly(tmp_path):
     result = check_deploy(tmp_path, SECURE_PROXY_SSL_HEADER="HTTP_X_FORWARDED_PROTO")
     assert result.returncode != 0
     assert "SECURE_PROXY_SSL_HEADER must be HEADER,VALUE" in result.stderr
+
+
+def test_a_claim_too_short_to_renew_is_refused_clearly(tmp_path):
+    result = check_deploy(tmp_path, INDEX_CLAIM_SECONDS="1")
+    assert result.returncode != 0
+    assert "INDEX_CLAIM_SECONDS must be at least 3." in result.stderr
