@@ -12,7 +12,10 @@ from django.core.exceptions import ImproperlyConfigured
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
-environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+# ENV_FILE names another settings file; empty reads none (the environment alone, as in production).
+_env_file = env.str("ENV_FILE", default=str(BASE_DIR / ".env"))
+if _env_file:
+    environ.Env.read_env(_env_file, overwrite=False)
 
 DEBUG = env.bool("DEBUG", default=False)
 
@@ -218,6 +221,11 @@ OPENAI_TIMEOUT_SECONDS = env.float("OPENAI_TIMEOUT_SECONDS", default=60.0)
 
 # Indexing.
 PDF_PARSE_TIMEOUT_SECONDS = env.int("PDF_PARSE_TIMEOUT_SECONDS", default=180)
+# A worker's claim on the paper it indexes lasts this long unless renewed (it renews every third of
+# it); a killed worker's paper is picked up by another worker once the claim lapses.
+INDEX_CLAIM_SECONDS = env.int("INDEX_CLAIM_SECONDS", default=60)
+if INDEX_CLAIM_SECONDS < 3:
+    raise ImproperlyConfigured("INDEX_CLAIM_SECONDS must be at least 3.")
 PDF_PARSE_MEMORY_MB = env.int("PDF_PARSE_MEMORY_MB", default=2048)
 PDF_MAX_PAGE_CHARS = env.int("PDF_MAX_PAGE_CHARS", default=200_000)
 CHUNK_TOKENS = env.int("CHUNK_TOKENS", default=200)
@@ -273,7 +281,24 @@ CONTENT_SECURITY_POLICY = {
         "object-src": ["'self'"],
     }
 }
-X_FRAME_OPTIONS = "SAMEORIGIN"
+# Nothing is framed but the PDF of the reader, which opts in (`xframe_options_sameorigin`).
+X_FRAME_OPTIONS = "DENY"
+
+# HTTPS. On by default whenever DEBUG is off, so `manage.py check --deploy` is clean with the
+# production settings; the local demo (plain HTTP on 127.0.0.1) turns them off in its .env.
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=not DEBUG)
+SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=not DEBUG)
+CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=not DEBUG)
+# One year, the value the browsers' preload list asks for; 0 sends no HSTS header.
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0 if DEBUG else 31_536_000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=not DEBUG)
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=not DEBUG)
+# Behind a TLS-terminating proxy: "HTTP_X_FORWARDED_PROTO,https". Only set it when the proxy always
+# sets (or strips) that header, or any client can claim to be on HTTPS. Empty: no proxy header.
+_proxy_ssl_header = env.list("SECURE_PROXY_SSL_HEADER", default=[])
+if _proxy_ssl_header and len(_proxy_ssl_header) != 2:
+    raise ImproperlyConfigured("SECURE_PROXY_SSL_HEADER must be HEADER,VALUE, e.g. HTTP_X_FORWARDED_PROTO,https.")
+SECURE_PROXY_SSL_HEADER = (_proxy_ssl_header[0], _proxy_ssl_header[1]) if _proxy_ssl_header else None
 
 LOGGING = {
     "version": 1,

@@ -128,7 +128,8 @@ def synthetic_matrix(papers: int, dimension: int, rng: np.random.Generator) -> A
             "pageNumber": 1 + (row % CHUNKS_PER_PAPER) // 4,
             "text": " ".join(words[row]),
             "contextualBlurb": f'From "Paper {row // CHUNKS_PER_PAPER + 1}"',
-            "indexVersion": 1,
+            "indexVersion": "v1",
+            "paperSha256": f"sha-{row // CHUNKS_PER_PAPER + 1}",
             "embeddingModel": "synthetic",
         }
         for row in range(n)
@@ -141,6 +142,7 @@ def synthetic_matrix(papers: int, dimension: int, rng: np.random.Generator) -> A
 def synthetic_projects(sizes: list[int], dimensions: list[int], questions: int) -> list[dict[str, Any]]:
     from indexing.embeddings import configured_model_name
     from indexing.retrieval import matrix_cache, number_references, rank_hits, select_passages
+    from indexing.store import PaperVersion
 
     rng = np.random.default_rng(0)
     rows = []
@@ -149,7 +151,7 @@ def synthetic_projects(sizes: list[int], dimensions: list[int], questions: int) 
             matrix_cache.clear()
             gc.collect()
             matrix = synthetic_matrix(papers, dimension, rng)
-            versions = {paper_id: 1 for paper_id in range(1, papers + 1)}
+            versions = {paper_id: PaperVersion("v1", f"sha-{paper_id}") for paper_id in range(1, papers + 1)}
             started = time.perf_counter()
             index = matrix_cache.prime(versions, configured_model_name(), matrix)
             _ = index.lexical
@@ -170,7 +172,7 @@ def synthetic_projects(sizes: list[int], dimensions: list[int], questions: int) 
                     i: int,
                     mode: str = mode,
                     texts: list[str] = texts,
-                    versions: dict[int, int] = versions,
+                    versions: dict[int, PaperVersion] = versions,
                     limit: int = limit,
                     queries: np.ndarray = queries,
                 ) -> None:

@@ -33,7 +33,7 @@ from chat.prompts import PageText, Turn, answered_turns, trim_history
 from chat.services import StreamedAnswer, extractive_answer, words
 from indexing import store
 from indexing.chunking import count_tokens
-from indexing.retrieval import Reference, retrieve_passages
+from indexing.retrieval import Reference, paper_versions, retrieve_passages
 from notes.copilot import paper_messages, paper_tool_calls
 from notes.suggestions import OUTPUT_TOOL_SCHEMAS
 from papers.models import Paper
@@ -178,9 +178,7 @@ def paper_history_turns(chat: PaperChat) -> list[Turn]:
 
 def load_paper_pages(paper: Paper) -> list[PageText]:
     """The paper's text per page, rebuilt from its current chunks. Raises ChunkStoreError."""
-    matrix = store.load_chunks(
-        {paper.pk: paper.index_version}, embedding_model=paper.embedding_model, with_embeddings=False
-    )
+    matrix = store.load_chunks(paper_versions([paper]), embedding_model=paper.embedding_model, with_embeddings=False)
     return pages_from_chunks([(chunk["pageNumber"], chunk["text"]) for chunk in matrix.chunks])
 
 

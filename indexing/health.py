@@ -4,10 +4,16 @@
 what is wrong; with `fix=True` it repairs what is safe to repair:
 
 - unreachable: the chunk index does not answer (nothing else is checked);
+- other_database: the chunk index is bound to another Django database (`store.check_binding`;
+  nothing else is checked, nothing is fixed: point this database at its own index);
 - missing_indexes: required Mongo indexes absent (fix: create them);
 - vector_index: on Atlas, the vector search index is absent or has the wrong dimension or filter
   fields (fix: create or redefine it);
 - orphans: chunks whose paper row no longer exists (fix: delete them);
+- hash_mismatch: chunks stored under an existing paper's id but made from another file (their
+  content hash is not the paper's): another database's paper of the same id, or chunks written
+  before records carried the hash. Retrieval never reads them (fix: delete them; a ready paper left
+  without chunks is then queued for a rebuild by missing_chunks);
 - missing_chunks: papers `ready` for the configured model without their chunks in the store, or
   with a count other than `Paper.chunk_count` (fix: queue a rebuild);
 - other_model: papers whose current chunks are of a model other than the configured one. Such
@@ -15,14 +21,14 @@ what is wrong; with `fix=True` it repairs what is safe to repair:
   (they are dead weight there); a paper whose only chunks are of another model keeps them (they
   are what it has, and serve again if the model is switched back) and is queued for a rebuild with
   the configured model, whose completion replaces them;
-- stuck: papers `indexing` with no change for longer than a build may take (`stuck_after`
-  seconds; default PDF_PARSE_TIMEOUT_SECONDS + 10 minutes), left by a worker that was killed
-  mid-build (fix: queue them again);
+- stuck: papers `indexing` with no live claim (`Paper.index_claimed_until` passed or unset) and
+  no change for longer than a build may take (`stuck_after` seconds; default
+  PDF_PARSE_TIMEOUT_SECONDS + 10 minutes). Workers pick up lapsed claims on their own
+  (`indexing.tasks.watch_index_claim`); this catches papers with no worker watching them (fix:
+  queue them again);
 - orphan_files: stored PDFs no paper holds (fix: delete them; see `check_paper_files`);
-- stale_versions: chunks of index versions older than the paper's current one, left by a
-  build whose clean-up failed (fix: delete them). Chunks of a *newer* version belong to a build
-  that is running or was cut short; the next build of that paper removes them, so they are not
-  touched.
+- stale_versions: chunks of index versions other than the paper's current one and the one a live
+  claim is writing, left by a build whose clean-up failed or whose worker died (fix: delete them).
 """
 
 from __future__ import annotations
@@ -83,6 +89,11 @@ def check_index(*, fix: bool = False, stuck_after: float | None = None) -> Index
     except store.ChunkStoreError as exc:
         health.add("unreachable", exc.message)
         return health
+    try:
+        store.check_binding()
+    except store.ChunkIndexBindingError as exc:
+        health.add("other_database", exc.message)
+        return health
 
     missing = store.missing_indexes()
     if missing:
@@ -104,11 +115,22 @@ def check_index(*, fix: bool = False, stuck_after: float | None = None) -> Index
     papers = {paper.pk: paper for paper in Paper.objects.all()}
     counts = store.chunk_counts_by_paper()
     health.papers, health.chunks = len(papers), sum(counts.values())
-    by_paper: dict[int, dict[tuple[int, str], int]] = defaultdict(dict)
-    for (paper_id, version, chunk_model), n in counts.items():
-        by_paper[paper_id][(version, chunk_model)] = n
+    # (version, model) -> count per paper id, of the chunks made from that paper's file (all the
+    # chunks of a paper id without a row); chunk counts of another file per paper id.
+    by_paper: dict[int, dict[tuple[str, str], int]] = defaultdict(dict)
+    mismatched: dict[int, int] = defaultdict(int)
+    for group, n in counts.items():
+        owner = papers.get(group.paper_id)
+        if owner is not None and group.paper_sha256 != owner.sha256:
+            mismatched[group.paper_id] += n
+            continue
+        versions = by_paper[group.paper_id]
+        versions[(group.index_version, group.embedding_model)] = (
+            versions.get((group.index_version, group.embedding_model), 0) + n
+        )
 
     _check_orphans(health, by_paper, papers, fix=fix)
+    _check_hash_mismatch(health, mismatched, papers, fix=fix)
     _check_missing_chunks(health, by_paper, papers, model, fix=fix)
     _check_other_models(health, by_paper, papers, model, fix=fix)
     _check_stale_versions(health, by_paper, papers, fix=fix)
@@ -121,7 +143,11 @@ def _check_stuck(health: IndexHealth, papers: dict[int, Paper], *, stuck_after: 
     if stuck_after is None:
         stuck_after = settings.PDF_PARSE_TIMEOUT_SECONDS + 600
     cutoff = timezone.now() - timedelta(seconds=stuck_after)
-    stuck = [p for p in papers.values() if p.index_status == Paper.IndexStatus.INDEXING and p.updated_at <= cutoff]
+    stuck = [
+        p
+        for p in papers.values()
+        if p.index_status == Paper.IndexStatus.INDEXING and not _live_claim(p) and p.updated_at <= cutoff
+    ]
     if not stuck:
         return
     finding = health.add(
@@ -147,6 +173,29 @@ def _check_orphans(health: IndexHealth, by_paper: dict, papers: dict[int, Paper]
     if fix:
         for pid in orphans:
             store.delete_chunks(pid)
+        finding.fixed = True
+
+
+def _live_claim(paper: Paper) -> str:
+    """The version a running build of *paper* writes, or "" when no claim is live."""
+    live = paper.index_claimed_until is not None and paper.index_claimed_until > timezone.now()
+    return paper.index_claim if live else ""
+
+
+def _check_hash_mismatch(
+    health: IndexHealth, mismatched: dict[int, int], papers: dict[int, Paper], *, fix: bool
+) -> None:
+    if not mismatched:
+        return
+    finding = health.add(
+        "hash_mismatch",
+        f"{sum(mismatched.values())} chunk(s) under the ids of {len(mismatched)} paper(s) were made from "
+        "another file (another database's papers, or chunks older than content hashes); they are never cited.",
+        [f"paper {pid} ({papers[pid].display_title}): {n} chunk(s)" for pid, n in sorted(mismatched.items())],
+    )
+    if fix:
+        for pid in mismatched:
+            store.delete_chunks_not_of(pid, paper_sha256=papers[pid].sha256)
         finding.fixed = True
 
 
@@ -217,7 +266,8 @@ def _check_stale_versions(health: IndexHealth, by_paper: dict, papers: dict[int,
         paper = papers.get(pid)
         if paper is None:
             continue
-        versions = sorted({version for (version, _) in groups if version < paper.index_version})
+        keep = {paper.index_version, _live_claim(paper)}
+        versions = sorted({version for (version, _) in groups if version not in keep})
         if versions:
             stale.append((paper, versions))
     if not stale:

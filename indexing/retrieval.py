@@ -40,7 +40,7 @@ import logging
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -379,6 +379,9 @@ class ProjectIndex:
         return np.isin(self.paper_ids, np.fromiter(paper_ids, dtype=np.int64, count=len(paper_ids)))
 
 
+_CacheKey = tuple[str, frozenset[tuple[int, store.PaperVersion]], bool]
+
+
 class _IndexCache:
     """Per-process LRU of `ProjectIndex`es keyed by embedding model and (paper, index version)
     pairs, and whether vectors were read.
@@ -391,11 +394,15 @@ class _IndexCache:
     """
 
     def __init__(self, max_entries: int = 16) -> None:
-        self._entries: OrderedDict[tuple[str, frozenset[tuple[int, int]], bool], ProjectIndex] = OrderedDict()
+        self._entries: OrderedDict[tuple[str, frozenset[tuple[int, store.PaperVersion]], bool], ProjectIndex] = (
+            OrderedDict()
+        )
         self._lock = threading.Lock()
         self.max_entries = max_entries
 
-    def get(self, versions: dict[int, int], embedding_model: str, *, with_embeddings: bool = True) -> ProjectIndex:
+    def get(
+        self, versions: dict[int, store.PaperVersion], embedding_model: str, *, with_embeddings: bool = True
+    ) -> ProjectIndex:
         key = (embedding_model, frozenset(versions.items()), with_embeddings)
         with self._lock:
             if key in self._entries:
@@ -410,7 +417,9 @@ class _IndexCache:
                 self._entries.popitem(last=False)
         return index
 
-    def prime(self, versions: dict[int, int], embedding_model: str, matrix: store.ChunkMatrix) -> ProjectIndex:
+    def prime(
+        self, versions: dict[int, store.PaperVersion], embedding_model: str, matrix: store.ChunkMatrix
+    ) -> ProjectIndex:
         """Hold *matrix* as the index of *versions* without reading the store (benchmarks use it
         for synthetic projects; a warm-up could use it after indexing)."""
         index = ProjectIndex(matrix)
@@ -438,13 +447,19 @@ def _hit(chunk: dict[str, Any], score: float, **ranking: Any) -> Hit:
     )
 
 
-def _belongs(chunk: dict[str, Any], versions: dict[int, int]) -> bool:
-    """The read-back check: the chunk is of a searched paper, at the version the paper row names."""
-    return versions.get(chunk["paperId"]) == chunk.get("indexVersion")
+def _belongs(chunk: dict[str, Any], versions: dict[int, store.PaperVersion]) -> bool:
+    """The read-back check: the chunk is of a searched paper, at the version the paper row names,
+    made from that paper's file (`store.is_current`)."""
+    return store.is_current(chunk, versions)
 
 
-def dense_hits(query: np.ndarray, versions: dict[int, int], *, limit: int) -> list[Hit]:
-    """Best-first chunks of the papers in *versions* (paper id -> index version) by cosine
+def paper_versions(papers: Iterable[Paper]) -> dict[int, store.PaperVersion]:
+    """Paper id -> the index version and content hash its current chunks carry."""
+    return {paper.pk: store.PaperVersion(paper.index_version, paper.sha256) for paper in papers}
+
+
+def dense_hits(query: np.ndarray, versions: dict[int, store.PaperVersion], *, limit: int) -> list[Hit]:
+    """Best-first chunks of the papers in *versions* (paper id -> index version and hash) by cosine
     similarity: Atlas `$vectorSearch` on Atlas (filtered by paper natively), an exact numpy scan
     elsewhere. Hits whose paper is not in *versions* are dropped after they are read back."""
     model = configured_model_name()
@@ -463,7 +478,7 @@ def dense_hits(query: np.ndarray, versions: dict[int, int], *, limit: int) -> li
 def _local_legs(
     question: str,
     query: np.ndarray | None,
-    versions: dict[int, int],
+    versions: dict[int, store.PaperVersion],
     searched: set[int],
     *,
     limit: int,
@@ -503,7 +518,7 @@ def _local_legs(
     return dense, hits
 
 
-def _atlas_lexical(question: str, versions: dict[int, int], *, limit: int) -> list[Hit] | None:
+def _atlas_lexical(question: str, versions: dict[int, store.PaperVersion], *, limit: int) -> list[Hit] | None:
     """The lexical leg on Atlas: BM25 over the searched papers' chunk texts, read without vectors
     and kept in memory like the local index. (Atlas `$search` could do this server-side; not wired.)"""
     try:
@@ -527,7 +542,7 @@ def _atlas_lexical(question: str, versions: dict[int, int], *, limit: int) -> li
 def rank_hits(
     *,
     question: str,
-    versions: dict[int, int],
+    versions: dict[int, store.PaperVersion],
     searched: set[int],
     mode: str,
     limit: int,
@@ -602,7 +617,7 @@ def retrieve_passages(
     if not searched or not question.strip():
         return Retrieval(references=[], indexing=indexing, searched_papers=len(searched), mode=mode, failed=failed)
     # The index is keyed by all the project's ready papers, so a filter reuses it (as a row mask).
-    versions = {paper.pk: paper.index_version for paper in ready}
+    versions = paper_versions(ready)
     ranked = searched
     named = {pid for pid in focus.paper_ids if pid in searched} if focus is not None else set()
     if named and (len(named) >= 2 or not (focus is not None and focus.comparison)):

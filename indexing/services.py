@@ -7,11 +7,15 @@ Also the operator workflows on the chunk index: choosing the papers a backfill m
 from __future__ import annotations
 
 import logging
+import threading
+import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import datetime, timedelta
+from http import HTTPStatus
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
@@ -27,6 +31,113 @@ from papers.models import Paper
 logger = logging.getLogger(__name__)
 
 INTERRUPTED_REASON = "Indexing was interrupted before it finished; it will run again."
+
+
+class PaperBusyError(AnnotagentError):
+    """Another worker is indexing this paper."""
+
+    code = "paper_being_indexed"
+    status = HTTPStatus.CONFLICT
+
+    def __init__(self, message: str = "", *, claimed_until: datetime) -> None:
+        super().__init__(message)
+        self.claimed_until = claimed_until
+
+
+class ClaimLostError(AnnotagentError):
+    """This build's claim expired and another worker took the paper over; this build was dropped."""
+
+    code = "index_claim_lost"
+    status = HTTPStatus.CONFLICT
+
+
+@dataclass(frozen=True)
+class IndexClaim:
+    """One build's hold on a paper. `version` is the index version the build writes (uuid4 hex), and
+    the claim's token; `claimed_until` is when the claim lapses unless renewed; `replaced` is the
+    version of an expired claim this one took over ("" when there was none)."""
+
+    paper_id: int
+    version: str
+    claimed_until: datetime
+    replaced: str = ""
+
+
+def claim_paper(*, paper_id: int) -> IndexClaim:
+    """Claim *paper_id* for one index build, for INDEX_CLAIM_SECONDS.
+
+    One compare-and-set row update, so two workers never both win, on any database. A claim whose
+    time has passed belongs to a worker that is gone (killed, or stalled past its lease) and is
+    taken over. Raises PaperBusyError while another build's claim runs; Paper.DoesNotExist.
+    """
+    paper = Paper.objects.only("index_claim", "index_claimed_until").get(pk=paper_id)
+    now = timezone.now()
+    held_until = paper.index_claimed_until
+    if paper.index_claim and held_until is not None and held_until > now:
+        raise PaperBusyError(f"Paper {paper_id} is being indexed by another worker.", claimed_until=held_until)
+    claim = IndexClaim(
+        paper_id=paper_id,
+        version=uuid.uuid4().hex,
+        claimed_until=now + timedelta(seconds=settings.INDEX_CLAIM_SECONDS),
+        replaced=paper.index_claim,
+    )
+    won = Paper.objects.filter(pk=paper_id, index_claim=paper.index_claim, index_claimed_until=held_until).update(
+        index_claim=claim.version, index_claimed_until=claim.claimed_until
+    )
+    if not won:
+        current = Paper.objects.only("index_claimed_until").get(pk=paper_id)
+        raise PaperBusyError(
+            f"Paper {paper_id} is being indexed by another worker.",
+            claimed_until=current.index_claimed_until or now,
+        )
+    return claim
+
+
+def renew_claim(claim: IndexClaim) -> bool:
+    """Push *claim*'s end INDEX_CLAIM_SECONDS ahead. False when it is no longer this build's."""
+    until = timezone.now() + timedelta(seconds=settings.INDEX_CLAIM_SECONDS)
+    return bool(Paper.objects.filter(pk=claim.paper_id, index_claim=claim.version).update(index_claimed_until=until))
+
+
+def _end_claim(claim: IndexClaim, *, expire: bool = False) -> bool:
+    """Release *claim* (or, with *expire*, let it lapse now so a watching worker takes the paper over
+    at once). False when it was no longer this build's."""
+    changes: dict[str, object] = {"index_claimed_until": timezone.now()}
+    if not expire:
+        changes = {"index_claim": "", "index_claimed_until": None}
+    return bool(Paper.objects.filter(pk=claim.paper_id, index_claim=claim.version).update(**changes))
+
+
+class _ClaimKeeper:
+    """Renews a claim from a background thread every third of INDEX_CLAIM_SECONDS while a build runs,
+    so the lease can be short (a killed worker's paper is picked up soon) while a build may take
+    long (a 180 s parse, an hour of chat-model blurbs). The thread uses its own database connection
+    and closes it."""
+
+    def __init__(self, claim: IndexClaim) -> None:
+        self.claim = claim
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"claim-{claim.paper_id}", daemon=True)
+
+    def __enter__(self) -> _ClaimKeeper:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.wait(settings.INDEX_CLAIM_SECONDS / 3):
+                if not renew_claim(self.claim):
+                    logger.warning("Paper %s: this build lost its claim to another worker.", self.claim.paper_id)
+                    return
+        except Exception:
+            logger.warning("Paper %s: could not renew the index claim", self.claim.paper_id, exc_info=True)
+        finally:
+            connection.close()
+
 
 # Share of the work done when each stage starts, for the status chip's progress bar (percent).
 _STAGE_PERCENT = {"parsing": 0, "chunking": 10, "embedding": 10, "writing": 90, "swapping": 95, "done": 100}
@@ -92,18 +203,30 @@ def is_searchable(paper: Paper) -> bool:
     return (
         paper.index_status == Paper.IndexStatus.READY
         and paper.embedding_model == configured_model_name()
-        and paper.index_version > 0
+        and bool(paper.index_version)
     )
 
 
-def index_paper(*, paper_id: int, progress: ProgressCallback | None = None) -> Paper:
+def index_paper(
+    *,
+    paper_id: int,
+    progress: ProgressCallback | None = None,
+    on_claim: Callable[[IndexClaim], None] | None = None,
+) -> Paper:
     """(Re)build the chunks of one paper with the configured embedding model and make them the ones
     retrieval reads.
 
-    New chunks are written under `index_version + 1`; the paper row switches to that version (and
-    model) in one update only once every chunk is stored, and older versions are deleted after. A
-    paper that is searchable when the rebuild starts stays `ready` on its old chunks throughout, so
-    a question asked meanwhile reads the old chunks; any other paper is `indexing` meanwhile.
+    The build first claims the paper (`claim_paper`; PaperBusyError while another build holds it)
+    and renews the claim while it runs; *on_claim* is called with the claim before any work (the
+    task worker schedules a check that picks the paper up again should this process die). An
+    expired claim taken over has its partial chunks deleted.
+
+    New chunks are written under the claim's new version, with the paper's content hash; the paper
+    row switches to that version (and model) in one update, only once every chunk is stored and
+    only while the claim is still this build's (else ClaimLostError), and older versions are
+    deleted after. A paper that is searchable when the rebuild starts stays `ready` on its old
+    chunks throughout, so a question asked meanwhile reads the old chunks; any other paper is
+    `indexing` meanwhile.
 
     On failure the partial new chunks are removed and the error is raised again: a paper that was
     searchable stays `ready` on its old chunks with the reason in `index_error`; any other paper
@@ -112,7 +235,19 @@ def index_paper(*, paper_id: int, progress: ProgressCallback | None = None) -> P
     leaves the paper `pending` (or `ready` on its old chunks), never `ready` on partial chunks.
     Raises Paper.DoesNotExist when the paper is gone (also when it is deleted mid-run).
     """
-    paper = Paper.objects.get(pk=paper_id)
+    claim = claim_paper(paper_id=paper_id)
+    if on_claim is not None:
+        on_claim(claim)
+    if transaction.get_connection().in_atomic_block:
+        # Inside a transaction the claim is invisible to other connections until commit, so there is
+        # nothing for a renewing thread to see (it would wait on the row lock).
+        return _build(claim, progress)
+    with _ClaimKeeper(claim):
+        return _build(claim, progress)
+
+
+def _build(claim: IndexClaim, progress: ProgressCallback | None) -> Paper:
+    paper = Paper.objects.get(pk=claim.paper_id)
     keep_serving = is_searchable(paper)
     report = _ProgressPublisher(paper, progress)
     if keep_serving:
@@ -121,8 +256,11 @@ def index_paper(*, paper_id: int, progress: ProgressCallback | None = None) -> P
         paper.index_error = ""
     else:
         _set_status(paper, Paper.IndexStatus.INDEXING)
-    new_version = paper.index_version + 1
+    new_version = claim.version
     try:
+        store.check_binding()  # a chunk index of another database: refuse before any work
+        if claim.replaced:  # the partial chunks of a build whose worker is gone
+            store.delete_chunks_of_version(paper.pk, claim.replaced)
         report(IndexProgress(paper.pk, "parsing"))
         text = extract_text(paper.file.path)
         metadata = extract_metadata(text)
@@ -148,6 +286,7 @@ def index_paper(*, paper_id: int, progress: ProgressCallback | None = None) -> P
             records.extend(
                 store.ChunkRecord(
                     paper_id=paper.pk,
+                    paper_sha256=paper.sha256,
                     chunk_index=i,
                     page_number=chunks[i].page_number,
                     text=chunks[i].text,
@@ -160,39 +299,47 @@ def index_paper(*, paper_id: int, progress: ProgressCallback | None = None) -> P
             )
             report(IndexProgress(paper.pk, "embedding", pages=pages, chunks=len(chunks), done_chunks=len(records)))
         report(IndexProgress(paper.pk, "writing", pages=pages, chunks=len(chunks), done_chunks=len(records)))
-        # A crashed earlier run may have left chunks under this version number.
-        store.delete_chunks_of_version(paper.pk, new_version)
         store.write_chunks(records)
         report(IndexProgress(paper.pk, "swapping", pages=pages, chunks=len(chunks), done_chunks=len(records)))
         with transaction.atomic():
-            swapped = Paper.objects.filter(pk=paper.pk).update(
+            swapped = Paper.objects.filter(pk=paper.pk, index_claim=claim.version).update(
                 index_status=Paper.IndexStatus.READY,
                 index_error="",
                 index_version=new_version,
+                index_claim="",
+                index_claimed_until=None,
                 embedding_model=embedder.model_name,
                 chunk_count=len(records),
                 indexed_at=timezone.now(),
                 updated_at=timezone.now(),
             )
-        if not swapped:  # deleted while we worked: its chunks must not outlive it
-            store.delete_chunks(paper.pk)
-            raise Paper.DoesNotExist(f"Paper {paper.pk} was deleted while it was being indexed.")
-        store.delete_chunks(paper.pk, keep_version=new_version)
+        if not swapped:
+            if not Paper.objects.filter(pk=paper.pk).exists():  # deleted: its chunks must not outlive it
+                store.delete_chunks(paper.pk)
+                raise Paper.DoesNotExist(f"Paper {paper.pk} was deleted while it was being indexed.")
+            raise ClaimLostError(f"Paper {paper.pk}: another worker took over this build after its claim expired.")
+        # Keep the new version and the one a build claiming the paper right now writes.
+        live_claim = Paper.objects.filter(pk=paper.pk).values_list("index_claim", flat=True).first() or ""
+        store.delete_chunks(paper.pk, keep_versions=(new_version, live_claim))
     except Paper.DoesNotExist:
         raise
+    except ClaimLostError:
+        # The paper's status is the other build's to set; only this build's chunks go.
+        store.delete_chunks_of_version(paper.pk, new_version)
+        raise
     except AnnotagentError as exc:
-        _fail(paper, new_version, exc.message, keep_serving=keep_serving)
+        _fail(paper, claim, exc.message, keep_serving=keep_serving)
         report(IndexProgress(paper.pk, "failed", message=exc.message))
         raise
     except Exception as exc:
         logger.exception("Indexing paper %s failed", paper.pk)
         reason = f"Indexing failed unexpectedly ({type(exc).__name__})."
-        _fail(paper, new_version, reason, keep_serving=keep_serving)
+        _fail(paper, claim, reason, keep_serving=keep_serving)
         report(IndexProgress(paper.pk, "failed", message=reason))
         raise
     except BaseException:
         # Ctrl-C in a command, or the worker shutting down: leave the paper to be picked up again.
-        _fail(paper, new_version, INTERRUPTED_REASON, keep_serving=keep_serving, status=Paper.IndexStatus.PENDING)
+        _fail(paper, claim, INTERRUPTED_REASON, keep_serving=keep_serving, status=Paper.IndexStatus.PENDING)
         raise
     paper.refresh_from_db()
     notify_paper_status(paper)
@@ -201,13 +348,16 @@ def index_paper(*, paper_id: int, progress: ProgressCallback | None = None) -> P
 
 
 def _fail(
-    paper: Paper, new_version: int, reason: str, *, keep_serving: bool, status: str = Paper.IndexStatus.FAILED
+    paper: Paper, claim: IndexClaim, reason: str, *, keep_serving: bool, status: str = Paper.IndexStatus.FAILED
 ) -> None:
     try:
-        store.delete_chunks_of_version(paper.pk, new_version)
+        store.delete_chunks_of_version(paper.pk, claim.version)
     except store.ChunkStoreError:
-        # Harmless: no paper row names this version, and the next build deletes it first.
-        logger.warning("Could not remove partial chunks of paper %s (version %s)", paper.pk, new_version)
+        # Harmless: no paper row names this version, and `check_index --fix` removes it.
+        logger.warning("Could not remove partial chunks of paper %s (version %s)", paper.pk, claim.version)
+    # Interrupted: the claim lapses now, so the worker that watches it builds the paper again.
+    if not _end_claim(claim, expire=status == Paper.IndexStatus.PENDING):
+        return  # another build took the paper over; its status is that build's to set
     if keep_serving:
         _set_status(paper, Paper.IndexStatus.READY, f"Re-indexing failed; the previous index is still used. {reason}")
     else:
@@ -243,13 +393,14 @@ def papers_needing_index(papers: QuerySet[Paper], *, check_store: bool = True) -
     Raises ChunkStoreError when *check_store* and the chunk index cannot be read.
     """
     papers_list = list(papers.order_by("pk"))
-    counts: dict[tuple[int, int, str], int] = {}
+    counts: dict[store.ChunkGroup, int] = {}
     if check_store:
         counts = store.chunk_counts_by_paper([paper.pk for paper in papers_list if is_searchable(paper)])
     to_index: list[Paper] = []
     done: list[Paper] = []
     for paper in papers_list:
-        stored = counts.get((paper.pk, paper.index_version, paper.embedding_model), 0)
+        key = store.ChunkGroup(paper.pk, paper.index_version, paper.embedding_model, paper.sha256)
+        stored = counts.get(key, 0)
         complete = is_searchable(paper) and (not check_store or stored == paper.chunk_count)
         (done if complete else to_index).append(paper)
     return to_index, done

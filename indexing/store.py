@@ -1,11 +1,18 @@
 """The chunk index: the MongoDB collection `paperchunks`, through pymongo. The only module that
 talks to MongoDB.
 
-Chunk records are `{paperId, chunkIndex, pageNumber, text, contextualBlurb, embedding,
-embeddingModel, indexVersion}`; `embedding` is a BSON binary float32 vector
-(`Binary.from_vector`, subtype 9). A paper's chunks are written under a new `indexVersion` and the
-old version is deleted only after the new one is complete; readers ask for the version the paper
-row names, so they never see a half-written paper.
+Chunk records are `{paperId, paperSha256, chunkIndex, pageNumber, text, contextualBlurb,
+embedding, embeddingModel, indexVersion}`; `embedding` is a BSON binary float32 vector
+(`Binary.from_vector`, subtype 9), `indexVersion` a random token (uuid4 hex) and `paperSha256` the
+SHA-256 of the paper's PDF. A paper's chunks are written under a new `indexVersion` and the old
+version is deleted only after the new one is complete; readers ask for the version and content hash
+the paper row names, so they never see a half-written paper, nor another paper's chunks.
+
+One chunk index belongs to one Django database. Paper ids are that database's, so a second database
+(a reset SQLite file, staging next to production) would give the same ids to other papers. The
+collection `meta` holds the document `{_id: "installation", installationId}`, written on first use
+with the id of `indexing.models.Installation`; every access checks that it matches and raises
+ChunkIndexBindingError when it does not.
 
 With `MONGODB_URI` unset, the embedded default runs a SecantusDB server (MongoDB wire protocol over
 WiredTiger) as a separate process with its data under `EMBEDDED_MONGO_DIR`. Whichever process needs
@@ -26,14 +33,14 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from bson.binary import Binary, BinaryVectorDtype
 from django.conf import settings
 from pymongo import ASCENDING, MongoClient
 from pymongo.collection import Collection
-from pymongo.errors import ConnectionFailure, PyMongoError
+from pymongo.errors import ConnectionFailure, DuplicateKeyError, PyMongoError
 
 from annotagent.errors import ServiceUnavailableError
 
@@ -48,22 +55,37 @@ class ChunkStoreError(ServiceUnavailableError):
     code = "chunk_index_unavailable"
 
 
+class ChunkIndexBindingError(ChunkStoreError):
+    """The chunk index belongs to another database (installation); nothing is read or written."""
+
+    code = "chunk_index_of_another_database"
+
+
+class PaperVersion(NamedTuple):
+    """What a paper row says its current chunks are: the index version and the paper's SHA-256."""
+
+    version: str
+    sha256: str
+
+
 @dataclass(frozen=True)
 class ChunkRecord:
     """One chunk as stored. `page_number` is the 1-based physical PDF page the chunk starts on."""
 
     paper_id: int
+    paper_sha256: str
     chunk_index: int
     page_number: int
     text: str
     contextual_blurb: str
     embedding: np.ndarray
     embedding_model: str
-    index_version: int
+    index_version: str
 
     def to_document(self) -> dict[str, Any]:
         return {
             "paperId": self.paper_id,
+            "paperSha256": self.paper_sha256,
             "chunkIndex": self.chunk_index,
             "pageNumber": self.page_number,
             "text": self.text,
@@ -208,13 +230,74 @@ def get_client() -> MongoClient:
 
 
 def reset_client() -> None:
-    """Close and forget every cached client (tests that point at another server, or after a fork)."""
+    """Close and forget every cached client and binding check (tests that point at another server,
+    or after a fork)."""
     _embedded_uris.clear()
+    _bound.clear()
     while _clients:
         _clients.popitem()[1].close()
 
 
+META_COLLECTION = "meta"
+INSTALLATION_DOCUMENT = "installation"
+# (URI, database name) pairs whose binding to this installation this process has checked: the
+# binding of an index never changes once written, so it is checked once per process.
+_bound: set[tuple[str, str]] = set()
+
+
+def index_installation_id() -> str | None:
+    """The installation id the chunk index is bound to, or None while it is unbound."""
+    try:
+        return _bound_installation()
+    except PyMongoError as exc:
+        raise _error("Could not read the chunk index's installation id", exc) from exc
+
+
+def _bound_installation() -> str | None:
+    document = get_client()[settings.MONGODB_DB][META_COLLECTION].find_one({"_id": INSTALLATION_DOCUMENT})
+    return None if document is None else str(document["installationId"])
+
+
+def check_binding() -> None:
+    """Bind the chunk index to this database's installation on first use; raise
+    ChunkIndexBindingError when it is bound to another, ChunkStoreError when it is unreachable."""
+    try:
+        _check_binding()
+    except PyMongoError as exc:
+        raise _error("Could not check which database the chunk index belongs to", exc) from exc
+
+
+def _check_binding() -> None:
+    """`check_binding`, letting pymongo's errors through for the caller to word."""
+    from indexing.models import Installation
+
+    key = (mongodb_uri(), settings.MONGODB_DB)
+    if key in _bound:
+        return
+    theirs = _bound_installation()
+    ours = Installation.current_id()
+    if theirs is None:
+        try:
+            get_client()[settings.MONGODB_DB][META_COLLECTION].insert_one(
+                {"_id": INSTALLATION_DOCUMENT, "installationId": ours, "boundAt": time.time()}
+            )
+        except DuplicateKeyError:
+            pass  # another process of some database bound it first: compared below
+        theirs = _bound_installation()
+    if theirs != ours:
+        raise ChunkIndexBindingError(
+            f"The chunk index (MongoDB database {settings.MONGODB_DB!r}) belongs to another database: it "
+            f"was made by installation {theirs}, and this database is installation {ours}. Sharing it would "
+            "mix up papers that have the same ids in the two databases. Give this database its own chunk "
+            "index (MONGODB_DB, MONGODB_URI or EMBEDDED_MONGO_DIR)."
+        )
+    _bound.add(key)
+
+
 def get_collection() -> Collection:
+    """The `paperchunks` collection, once the index is known to belong to this database
+    (`check_binding`). Raises ChunkIndexBindingError, or pymongo's errors for the caller to word."""
+    _check_binding()
     return get_client()[settings.MONGODB_DB][COLLECTION]
 
 
@@ -328,6 +411,15 @@ def create_vector_index(dimension: int) -> None:
         raise _error("Could not create the Atlas vector search index", exc) from exc
 
 
+def delete_chunks_not_of(paper_id: int, *, paper_sha256: str) -> int:
+    """Delete the chunks stored under *paper_id* that were not made from the file *paper_sha256*
+    (another database's paper of the same id). Returns how many went."""
+    try:
+        return get_collection().delete_many({"paperId": paper_id, "paperSha256": {"$ne": paper_sha256}}).deleted_count
+    except PyMongoError as exc:
+        raise _error(f"Could not delete chunks of paper {paper_id}", exc) from exc
+
+
 def delete_chunks_of_other_models(paper_id: int, *, embedding_model: str) -> int:
     """Delete a paper's chunks made by any model but *embedding_model*. Returns how many went."""
     try:
@@ -348,18 +440,19 @@ def write_chunks(records: Sequence[ChunkRecord]) -> int:
     return len(records)
 
 
-def delete_chunks(paper_id: int, *, keep_version: int | None = None) -> int:
-    """Delete a paper's chunks, all of them or all but *keep_version*. Returns how many went."""
+def delete_chunks(paper_id: int, *, keep_versions: Iterable[str] = ()) -> int:
+    """Delete a paper's chunks, all of them or all but those of *keep_versions*. Returns how many went."""
     query: dict[str, Any] = {"paperId": paper_id}
-    if keep_version is not None:
-        query["indexVersion"] = {"$ne": keep_version}
+    keep = [version for version in keep_versions if version]
+    if keep:
+        query["indexVersion"] = {"$nin": keep}
     try:
         return get_collection().delete_many(query).deleted_count
     except PyMongoError as exc:
         raise _error(f"Could not delete chunks of paper {paper_id}", exc) from exc
 
 
-def count_chunks(paper_id: int, *, index_version: int | None = None, embedding_model: str | None = None) -> int:
+def count_chunks(paper_id: int, *, index_version: str | None = None, embedding_model: str | None = None) -> int:
     query: dict[str, Any] = {"paperId": paper_id}
     if index_version is not None:
         query["indexVersion"] = index_version
@@ -371,18 +464,35 @@ def count_chunks(paper_id: int, *, index_version: int | None = None, embedding_m
         raise _error("Could not count chunks", exc) from exc
 
 
-def _version_filter(versions: dict[int, int], embedding_model: str) -> dict[str, Any]:
+def _version_filter(versions: dict[int, PaperVersion], embedding_model: str) -> dict[str, Any]:
     return {
-        "$or": [{"paperId": paper_id, "indexVersion": version} for paper_id, version in versions.items()],
+        "$or": [
+            {"paperId": paper_id, "indexVersion": version, "paperSha256": sha256}
+            for paper_id, (version, sha256) in versions.items()
+        ],
         "embeddingModel": embedding_model,
     }
 
 
-def load_chunks(versions: dict[int, int], *, embedding_model: str, with_embeddings: bool = True) -> ChunkMatrix:
+def is_current(chunk: dict[str, Any], versions: dict[int, PaperVersion]) -> bool:
+    """The read-back check: *chunk* is of a paper in *versions*, at the version the paper row names,
+    and made from that paper's file (its content hash matches)."""
+    expected = versions.get(chunk["paperId"])
+    return (
+        expected is not None
+        and chunk.get("indexVersion") == expected.version
+        and chunk.get("paperSha256") == expected.sha256
+    )
+
+
+def load_chunks(
+    versions: dict[int, PaperVersion], *, embedding_model: str, with_embeddings: bool = True
+) -> ChunkMatrix:
     """Read the current chunks of some papers.
 
-    *versions* maps paper id -> the index version to read. Only chunks of *embedding_model* are
-    returned, so vectors of different models never meet. Rows are ordered by (paperId, chunkIndex).
+    *versions* maps paper id -> the index version and content hash to read. Only chunks of
+    *embedding_model* are returned, so vectors of different models never meet. Rows are ordered by
+    (paperId, chunkIndex).
     """
     if not versions:
         return ChunkMatrix(chunks=[], embeddings=np.zeros((0, 0), dtype=np.float32))
@@ -400,7 +510,7 @@ def load_chunks(versions: dict[int, int], *, embedding_model: str, with_embeddin
 
 
 def vector_search(
-    query: np.ndarray, versions: dict[int, int], *, embedding_model: str, limit: int
+    query: np.ndarray, versions: dict[int, PaperVersion], *, embedding_model: str, limit: int
 ) -> list[tuple[dict[str, Any], float]]:
     """Atlas `$vectorSearch` over the papers in *versions*: best-first (chunk, cosine score) pairs.
 
@@ -427,33 +537,46 @@ def vector_search(
         raise _error("Vector search failed", exc) from exc
     hits = []
     for doc in documents:
-        if versions.get(doc["paperId"]) != doc.get("indexVersion"):
+        if not is_current(doc, versions):
             continue
         score = float(doc.pop("score"))
         hits.append((doc, 2 * score - 1))
     return hits
 
 
-def chunk_counts_by_paper(paper_ids: Iterable[int] | None = None) -> dict[tuple[int, int, str], int]:
-    """Counts of stored chunks keyed by (paperId, indexVersion, embeddingModel)."""
+class ChunkGroup(NamedTuple):
+    """The chunks of one paper id, index version, embedding model and content hash."""
+
+    paper_id: int
+    index_version: str
+    embedding_model: str
+    paper_sha256: str
+
+
+def chunk_counts_by_paper(paper_ids: Iterable[int] | None = None) -> dict[ChunkGroup, int]:
+    """Counts of stored chunks per `ChunkGroup`. Chunks written before records carried a content
+    hash have `paper_sha256` ""."""
     pipeline: list[dict[str, Any]] = []
     if paper_ids is not None:
         pipeline.append({"$match": {"paperId": {"$in": list(paper_ids)}}})
     pipeline.append(
         {
             "$group": {
-                "_id": {"p": "$paperId", "v": "$indexVersion", "m": "$embeddingModel"},
+                "_id": {"p": "$paperId", "v": "$indexVersion", "m": "$embeddingModel", "h": "$paperSha256"},
                 "n": {"$sum": 1},
             }
         }
     )
     try:
-        return {(g["_id"]["p"], g["_id"]["v"], g["_id"]["m"]): g["n"] for g in get_collection().aggregate(pipeline)}
+        return {
+            ChunkGroup(g["_id"]["p"], str(g["_id"]["v"]), g["_id"]["m"], g["_id"].get("h") or ""): g["n"]
+            for g in get_collection().aggregate(pipeline)
+        }
     except PyMongoError as exc:
         raise _error("Could not count chunks", exc) from exc
 
 
-def delete_chunks_of_version(paper_id: int, index_version: int) -> int:
+def delete_chunks_of_version(paper_id: int, index_version: str) -> int:
     """Delete one index version of a paper's chunks (a failed or repeated build). Returns the count."""
     try:
         return get_collection().delete_many({"paperId": paper_id, "indexVersion": index_version}).deleted_count

@@ -5,6 +5,12 @@ index or the embedding model unreachable) by enqueueing itself again with `run_a
 `retry_delay(attempt)` seconds ahead and `attempt + 1`, up to `MAX_ATTEMPTS` runs. Permanent failures
 (the PDF itself) stop at once. Either way the paper row carries the reason, and the task returns
 normally so the worker goes on with the next paper.
+
+A build claims its paper with a lease (`indexing.services.claim_paper`) that its worker renews. As
+it claims, the task queues `watch_index_claim` for just after the lease would lapse: any worker runs
+that check, which waits again while the claim is renewed, does nothing once the build is over, and
+builds the paper again when the claim has lapsed (its worker was killed). So a killed worker's paper
+is picked up by the others on their own; no operator command is needed.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from django_tasks import task
 from annotagent.errors import AnnotagentError
 from indexing import services
 from indexing.notifications import notify_paper_status
+from indexing.services import IndexClaim, PaperBusyError
 from papers.models import Paper
 
 logger = logging.getLogger(__name__)
@@ -27,6 +34,8 @@ MAX_ATTEMPTS = 5
 # long enough to ride out a Mongo restart or a model-API incident).
 RETRY_BASE_SECONDS = 30
 RETRY_FACTOR = 4
+# The claim check runs this long after the claim would lapse, so a renewal in flight is not missed.
+WATCH_GRACE = timedelta(seconds=2)
 
 
 def retry_delay(attempt: int) -> timedelta:
@@ -43,14 +52,43 @@ def index_paper(paper_id: int, attempt: int = 1, rebuild: bool = False) -> None:
         if not rebuild and services.is_searchable(Paper.objects.get(pk=paper_id)):
             logger.info("Paper %s is already indexed; nothing to do.", paper_id)
             return
-        services.index_paper(paper_id=paper_id)
+        services.index_paper(paper_id=paper_id, on_claim=_watch)
     except Paper.DoesNotExist:
         logger.info("Paper %s is gone; nothing to index.", paper_id)
+    except PaperBusyError as exc:
+        # The running build makes the paper searchable (and its watcher covers a crash); a rebuild
+        # asked for meanwhile may want newer settings, so it runs once that build is over.
+        if rebuild and index_paper.get_backend().supports_defer:
+            index_paper.using(run_after=exc.claimed_until + WATCH_GRACE).enqueue(paper_id=paper_id, rebuild=True)
+        logger.info("Paper %s is being indexed by another worker.", paper_id)
     except AnnotagentError as exc:
         if services.is_permanent_failure(exc) or attempt >= MAX_ATTEMPTS:
             logger.warning("Indexing paper %s failed for good (run %s): %s", paper_id, attempt, exc.message)
             return
         _schedule_retry(paper_id, attempt, exc.message, rebuild=rebuild)
+
+
+def _watch(claim: IndexClaim) -> None:
+    if index_paper.get_backend().supports_defer:
+        watch_index_claim.using(run_after=claim.claimed_until + WATCH_GRACE).enqueue(
+            paper_id=claim.paper_id, version=claim.version
+        )
+
+
+@task()
+def watch_index_claim(paper_id: int, version: str) -> None:
+    """Check on the build of *paper_id* that claimed it for *version*: nothing to do once that build
+    is over (the claim is gone or another's); look again at the claim's new end while its worker
+    renews it; index the paper again when the claim has lapsed, its worker being gone."""
+    paper = Paper.objects.filter(pk=paper_id).only("index_claim", "index_claimed_until").first()
+    if paper is None or paper.index_claim != version:
+        return
+    claimed_until = paper.index_claimed_until or timezone.now()
+    if claimed_until > timezone.now():
+        watch_index_claim.using(run_after=claimed_until + WATCH_GRACE).enqueue(paper_id=paper_id, version=version)
+        return
+    logger.warning("Paper %s: the worker indexing it is gone; indexing it again.", paper_id)
+    index_paper.call(paper_id=paper_id, rebuild=True)
 
 
 def _schedule_retry(paper_id: int, attempt: int, reason: str, *, rebuild: bool) -> None:

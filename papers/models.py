@@ -63,8 +63,13 @@ class Paper(models.Model):
     index_status = models.CharField(max_length=16, choices=IndexStatus.choices, default=IndexStatus.PENDING)
     index_error = models.TextField(blank=True, help_text="Why indexing failed, in words a researcher can act on.")
     # Chunks carry the version they were written under; retrieval reads only the current one, so a
-    # re-index swaps a paper's chunks in one row update.
-    index_version = models.PositiveIntegerField(default=0)
+    # re-index swaps a paper's chunks in one row update. A version is a random token (uuid4 hex, ""
+    # before the first build), never a counter: two databases or two workers never make the same one.
+    index_version = models.CharField(max_length=32, blank=True, default="")
+    # The build that holds the paper: the version it writes, and until when (a lease its worker
+    # renews). An expired claim belongs to a worker that is gone; any worker may take it over.
+    index_claim = models.CharField(max_length=32, blank=True, default="")
+    index_claimed_until = models.DateTimeField(null=True, blank=True)
     embedding_model = models.CharField(max_length=200, blank=True)
     chunk_count = models.PositiveIntegerField(default=0)
     indexed_at = models.DateTimeField(null=True, blank=True)

@@ -104,18 +104,22 @@ def _embedded_mongo_uri(tmp_path_factory):
 @pytest.fixture
 def chunk_store(_embedded_mongo_uri, settings):
     """A real MongoDB-wire server (embedded SecantusDB, one per test session) with an empty
-    `paperchunks` collection for this test. Yields the collection."""
+    `paperchunks` collection for this test, bound to this test's database. Yields the collection.
+    Needs database access (the binding reads `indexing.models.Installation`)."""
+    from pymongo import MongoClient
+
     from indexing import retrieval, store
 
     settings.MONGODB_URI = _embedded_mongo_uri
     settings.MONGODB_DB = "annotagent_test"
     store.reset_client()
     retrieval.matrix_cache.clear()
-    collection = store.get_collection()
-    collection.drop()
+    store.get_client().drop_database(settings.MONGODB_DB)  # chunks and the installation binding
     store.ensure_indexes()
-    yield collection
-    collection.drop()
+    yield store.get_collection()
+    # A fresh client: the test may have closed the cached ones or pointed the settings elsewhere.
+    with MongoClient(_embedded_mongo_uri) as client:
+        client.drop_database("annotagent_test")
     store.reset_client()
     retrieval.matrix_cache.clear()
 

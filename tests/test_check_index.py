@@ -33,11 +33,14 @@ def check(fix: bool = False) -> tuple[str, int]:
     return out.getvalue(), 0
 
 
-def plant(paper_id: int, *, version: int, model: str, n: int = 2, first: int = 100) -> None:
-    """Write *n* chunks straight into the store, numbered from *first* (clear of real chunk numbers)."""
+def plant(paper_id: int, *, version: str, model: str, n: int = 2, first: int = 100, sha256: str | None = None) -> None:
+    """Write *n* chunks straight into the store, numbered from *first* (clear of real chunk numbers),
+    made from the file *sha256* (default: the paper's own file, when the paper exists)."""
+    if sha256 is None:
+        sha256 = Paper.objects.filter(pk=paper_id).values_list("sha256", flat=True).first() or "f" * 64
     store.write_chunks(
         [
-            store.ChunkRecord(paper_id, i, 1, f"planted {i}", "", np.ones(32, np.float32), model, version)
+            store.ChunkRecord(paper_id, sha256, i, 1, f"planted {i}", "", np.ones(32, np.float32), model, version)
             for i in range(first, first + n)
         ]
     )
@@ -53,7 +56,7 @@ def test_a_consistent_index_passes(alice, stub):
 
 def test_orphan_chunks_are_found_and_deleted(alice, stub):
     indexed_paper(alice, [TEXT])
-    plant(9999, version=1, model="stub-embed-a")
+    plant(9999, version="v1", model="stub-embed-a")
 
     output, code = check()
     assert code == 1 and "[problem] orphans: 2 chunk(s) of 1 paper(s)" in output
@@ -117,16 +120,36 @@ def test_a_paper_indexed_only_with_another_model_keeps_its_chunks_and_is_rebuilt
 
 
 def test_chunks_of_superseded_versions_are_deleted_and_a_running_build_is_left_alone(alice, stub):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
     paper = indexed_paper(alice, [TEXT])
-    plant(paper.pk, version=paper.index_version - 1 if paper.index_version > 1 else 0, model="stub-embed-a")
-    plant(paper.pk, version=paper.index_version + 1, model="stub-embed-a")  # a build in progress
+    plant(paper.pk, version="superseded", model="stub-embed-a")
+    plant(paper.pk, version="running", model="stub-embed-a")  # a build in progress, holding a live claim
+    Paper.objects.filter(pk=paper.pk).update(
+        index_claim="running", index_claimed_until=timezone.now() + timedelta(minutes=1)
+    )
 
     output, code = check(fix=True)
 
     assert "[fixed] stale_versions" in output and code == 0
-    assert store.count_chunks(paper.pk, index_version=0) == 0
-    assert store.count_chunks(paper.pk, index_version=paper.index_version + 1) == 2
+    assert store.count_chunks(paper.pk, index_version="superseded") == 0
+    assert store.count_chunks(paper.pk, index_version="running") == 2
     assert store.count_chunks(paper.pk, index_version=paper.index_version) == paper.chunk_count
+
+
+def test_chunks_of_a_build_whose_claim_lapsed_are_stale(alice, stub):
+    from django.utils import timezone
+
+    paper = indexed_paper(alice, [TEXT])
+    plant(paper.pk, version="killed", model="stub-embed-a")
+    Paper.objects.filter(pk=paper.pk).update(index_claim="killed", index_claimed_until=timezone.now())
+
+    output, code = check(fix=True)
+
+    assert "[fixed] stale_versions" in output and code == 0
+    assert store.count_chunks(paper.pk, index_version="killed") == 0
 
 
 def test_missing_mongo_indexes_are_found_and_created(alice, stub, chunk_store):

@@ -163,6 +163,7 @@ def write_fake_chunks(paper: Paper, count: int = 2) -> None:
         [
             store.ChunkRecord(
                 paper_id=paper.pk,
+                paper_sha256=paper.sha256,
                 chunk_index=i,
                 page_number=1,
                 text=f"chunk {i}",

@@ -34,6 +34,7 @@ def test_ensure_indexes_reports_a_missing_server_without_a_traceback(no_mongo):
         call_command("ensure_indexes", stdout=io.StringIO())
 
 
+@pytest.mark.django_db
 def test_ensure_indexes_is_idempotent_and_leaves_nothing_missing(chunk_store):
     chunk_store.drop_indexes()
     assert store.missing_indexes() == list(store.REQUIRED_INDEXES)
@@ -56,6 +57,7 @@ def test_the_atlas_vector_index_filters_on_paper_version_and_model():
     assert [field["path"] for field in definition["fields"][1:]] == ["paperId", "indexVersion", "embeddingModel"]
 
 
+@pytest.mark.django_db
 def test_clients_of_two_servers_live_side_by_side(chunk_store, settings):
     reachable = settings.MONGODB_URI
     settings.MONGODB_URI, settings.MONGODB_TIMEOUT_MS = closed_port_uri(), 200
