@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "channels",
     "django_tasks",
     "django_tasks_db",
@@ -210,7 +211,14 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "annotagent.exceptions.api_exception_handler",
 }
-SPECTACULAR_SETTINGS = {"TITLE": "Annotagent API", "VERSION": "1.0.0"}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Annotagent API",
+    "VERSION": "1.0.0",
+    # Swagger UI from drf-spectacular-sidecar's static files: no CDN, so the CSP allows it offline.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
 
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
