@@ -144,6 +144,22 @@ if REDIS_URL:
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
+# Cache: per-user rate limits count here. The in-process default counts per process; with several web
+# processes use Redis (redis://127.0.0.1:6379/1) so they share one count.
+CACHES = {"default": env.cache_url("CACHE_URL", default="locmemcache://")}
+
+# Rate limits, per user (0 turns one off) and per chat socket (a token bucket of frames).
+USER_QUESTIONS_PER_MINUTE = env.int("USER_QUESTIONS_PER_MINUTE", default=20)
+USER_UPLOADS_PER_MINUTE = env.int("USER_UPLOADS_PER_MINUTE", default=60)
+CHAT_SOCKET_FRAME_BURST = env.int("CHAT_SOCKET_FRAME_BURST", default=20)
+CHAT_SOCKET_FRAMES_PER_SECOND = env.float("CHAT_SOCKET_FRAMES_PER_SECOND", default=1.0)
+# A chat frame larger than this (characters of JSON text) is refused unread.
+CHAT_MAX_FRAME_CHARS = env.int("CHAT_MAX_FRAME_CHARS", default=16_384)
+# Messages per history page: the socket sends the newest page on connect, older pages on request.
+CHAT_HISTORY_PAGE_SIZE = env.int("CHAT_HISTORY_PAGE_SIZE", default=50)
+# A streaming answer is saved (as stopped, until it completes) at most this often, so a crash keeps its text.
+CHAT_PARTIAL_SAVE_SECONDS = env.float("CHAT_PARTIAL_SAVE_SECONDS", default=1.0)
+
 # Background tasks (django-tasks backport of Django 6's Tasks API); worker: `manage.py db_worker`.
 TASKS = {
     "default": {

@@ -229,6 +229,6 @@ async def test_clear_empties_only_this_users_transcript(alice, bob, raft):
     await socket.send_json_to({"type": "clear"})
     cleared = await socket.receive_json_from(timeout=10)
     await socket.disconnect()
-    assert cleared == {"type": "history", "messages": []}
+    assert cleared == {"type": "history", "messages": [], "has_more": False}
     bobs = await sync_to_async(PaperChat.objects.get)(user=bob, paper=raft)
     assert bobs.messages == [{"id": 1, "text": "Bob's"}]
