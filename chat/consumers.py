@@ -22,7 +22,6 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer, AsyncWebsocke
 from django.conf import settings
 from django.http import Http404
 
-from annotagent.errors import AnnotagentError
 from annotagent.ratelimit import FrameBudget, RateLimitedError, check_user_rate
 from chat import events
 from chat.models import ChatMessage
@@ -36,6 +35,7 @@ from chat.services import (
     check_question,
     clear_chat,
 )
+from chat.streaming import answer_events
 from indexing.notifications import paper_group, status_event
 from papers.models import Paper
 from papers.services import get_paper_for_user
@@ -195,7 +195,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         try:
             # aclosing: a cancel while a send is pending still closes the session's generators, and
             # with them the chat model's HTTP stream.
-            async with aclosing(session.events()) as stream:
+            async with aclosing(answer_events(session, where=self.scope["path"])) as stream:
                 async for event in stream:
                     await self.send_json(event)
         except asyncio.CancelledError:
@@ -203,15 +203,6 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             with contextlib.suppress(Exception):
                 await self.send_json(events.answer_done(message))
             raise
-        except AnnotagentError as exc:
-            await self.send_json(events.error(exc.code, exc.message))
-            if session.saved is not None:
-                await self.send_json(events.answer_done(session.saved))
-        except Exception:
-            logger.exception("Answering in %s failed", self.scope["path"])
-            await self.send_json(events.error("internal_error", "Something went wrong while answering."))
-            if session.saved is not None:
-                await self.send_json(events.answer_done(session.saved))
 
 
 class ProjectChatConsumer(ChatConsumer):
