@@ -213,8 +213,10 @@ PROJECT_CHAT_MAX_MESSAGES = env.int("PROJECT_CHAT_MAX_MESSAGES", default=200)
 # Per-paper chat: characters of the paper's text put in the prompt (the rest is cut, and the answer says so).
 PAPER_CHAT_MAX_CHARS = env.int("PAPER_CHAT_MAX_CHARS", default=60_000)
 
-# The demo: a folder of PDFs ingested by `./run demo`.
-DEMO_PAPERS_DIR = env_path("DEMO_PAPERS_DIR", BASE_DIR.parent / "shared" / "papers" / "consensus")
+# The demo: a folder of PDFs ingested by `./run demo`. Unset: ../shared/papers/consensus when it holds
+# PDFs, else the sample paper shipped in sample_papers/ (see `manage.py demo`).
+DEMO_PAPERS_DIR = env_path("DEMO_PAPERS_DIR", BASE_DIR) if env.str("DEMO_PAPERS_DIR", default="") else None
+DEMO_DEFAULT_PAPERS_DIRS = [BASE_DIR.parent / "shared" / "papers" / "consensus", BASE_DIR / "sample_papers"]
 DEMO_USERNAME = env.str("DEMO_USERNAME", default="demo")
 DEMO_PASSWORD = env.str("DEMO_PASSWORD", default="annotagent-demo")
 
