@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotagent.http import AuthenticatedRequest
+from annotagent.ratelimit import check_user_rate
 from papers.api import PaperSerializer
 from papers.services import get_paper_for_user, read_upload
 from projects.models import Project
@@ -126,6 +127,7 @@ class ProjectPapersView(APIView):
         body.is_valid(raise_exception=True)
         data = body.validated_data
         if data.get("file") is not None:
+            check_user_rate(user_id=request.user.pk, action="upload")
             file = data["file"]
             added = upload_paper_to_project(
                 project=project,

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotagent.errors import AnnotagentError
 from annotagent.http import AuthenticatedHttpRequest
+from annotagent.ratelimit import check_user_rate
 from chat.services import chat_history, clear_chat
 from chat.suggestions import suggested_prompts
 from papers.forms import UploadForm
@@ -133,6 +134,7 @@ def upload(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
         return redirect("projects:detail", pk=project.pk)
     file = form.cleaned_data["file"]
     try:
+        check_user_rate(user_id=request.user.pk, action="upload")
         data = read_upload(file, size=file.size)
         added = upload_paper_to_project(project=project, user=request.user, data=data, filename=file.name)
     except AnnotagentError as exc:
