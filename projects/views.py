@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotagent.errors import AnnotagentError
 from annotagent.http import AuthenticatedHttpRequest
 from annotagent.ratelimit import check_user_rate
-from chat.services import chat_history, clear_chat
+from chat.services import chat_history_page, clear_chat
 from chat.suggestions import suggested_prompts
 from papers.forms import UploadForm
 from papers.services import get_paper_for_user, read_upload
@@ -60,7 +60,7 @@ def project_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     project = get_project_for_user(request.user, pk)
     papers = list(project.papers.order_by("project_links__added_at", "pk"))
     room = max(settings.PROJECT_MAX_PAPERS - len(papers), 0)
-    chat_messages = chat_history(project)
+    chat_messages, _ = chat_history_page(project, limit=settings.CHAT_HISTORY_PAGE_SIZE)
     return render(
         request,
         "projects/detail.html",

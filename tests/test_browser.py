@@ -566,3 +566,15 @@ def popup_is_on_top(page: Any, popup: Any) -> bool:
         [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2],
     )
     return inside and hit
+
+
+@pytest.mark.browser
+def test_the_api_docs_render_offline_without_csp_errors(visit):
+    from playwright.sync_api import expect
+
+    reader = visit()
+    reader.sign_in(DEMO_USERNAME, DEMO_PASSWORD)
+    reader.goto("/api/docs/")
+    expect(reader.page.locator(".swagger-ui .title")).to_contain_text("Annotagent API")
+    expect(reader.page.locator(".opblock-summary-path", has_text="/api/projects/{id}/chat/").first).to_be_visible()
+    reader.check_console()
