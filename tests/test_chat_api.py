@@ -128,3 +128,24 @@ def test_the_schema_documents_asking_with_json_and_event_streams(client):
     assert "post:" in ask
     assert "text/event-stream" in ask
     assert "AnswerSerializer" not in ask and "Answer" in ask
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_client_hanging_up_mid_stream_leaves_the_partial_answer_saved_as_stopped(
+    alice, indexed_project, openai_stub
+):
+    from asgiref.sync import sync_to_async
+
+    from chat.api import event_stream
+    from chat.services import AnswerSession
+
+    openai_stub.reply, openai_stub.delay = " ".join(["Raft elects a leader [1]."] * 40), 0.05
+    session = AnswerSession(project=indexed_project, user=alice, question=QUESTION)
+    stream = event_stream(session, where="test")
+    async for chunk in stream:
+        if chunk.startswith("event: answer.delta"):
+            break
+    await stream.aclose()
+    answer = await sync_to_async(ChatMessage.objects.get)(role="assistant")
+    assert answer.state == ChatMessage.State.STOPPED
+    assert answer.text and answer.text in openai_stub.reply
