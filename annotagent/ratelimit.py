@@ -1,6 +1,6 @@
 """Per-user and per-socket rate limits, answered with one error: `slow_down` (HTTP 429).
 
-Per-user limits (`check_user_rate`) count in fixed windows of Django's cache (`CACHE_URL`): the
+Per-user limits (`check_user_rate`) count in Django's cache (`CACHE_URL`): the
 in-process default counts per process, so with several web processes set `CACHE_URL` to Redis for
 one shared count. Per-socket limits (`FrameBudget`) live in the consumer's memory: a token bucket.
 """
@@ -33,24 +33,30 @@ USER_LIMITS: dict[str, tuple[str, int, str]] = {
 
 
 def check_user_rate(*, user_id: int, action: str, now: float | None = None) -> None:
-    """Count one *action* (`question` or `upload`) by *user_id*; raise RateLimitedError when the
-    user has already used the setting's allowance in the current window. A limit of 0 disables it.
+    """Count one *action* (`question` or `upload`) by *user_id* at *now* (seconds since the epoch;
+    default the current time); raise RateLimitedError when the user has used the setting's
+    allowance for the last minute. A limit of 0 disables it.
 
-    Fixed windows (a burst of up to twice the limit across a window boundary is possible): cheap,
-    one cache increment per call, and good enough to stop a runaway script."""
+    A sliding window estimated from two fixed windows (the current count plus the previous
+    window's count weighted by how much of it still overlaps the last minute), as Cloudflare
+    describes it ("How we built rate limiting capable of scaling to millions of domains", 2017): one
+    cache increment and one read per call, and no free burst at a window boundary. Refused
+    attempts count too, so a client that keeps hammering stays refused."""
     setting, window, noun = USER_LIMITS[action]
     limit: int = getattr(settings, setting)
     if limit <= 0:
         return
-    bucket = int((time.time() if now is None else now) // window)
-    key = f"ratelimit:{action}:{user_id}:{bucket}"
+    now = time.time() if now is None else now
+    bucket, elapsed = divmod(now, window)
+    key = f"ratelimit:{action}:{user_id}:{int(bucket)}"
     cache.add(key, 0, timeout=window * 2)
     try:
         count = cache.incr(key)
     except ValueError:  # evicted between add and incr
         cache.set(key, 1, timeout=window * 2)
         count = 1
-    if count > limit:
+    previous = cache.get(f"ratelimit:{action}:{user_id}:{int(bucket) - 1}", 0)
+    if count + previous * (1 - elapsed / window) > limit:
         raise RateLimitedError(f"Slow down: at most {limit} {noun} a minute. Try again in a moment.")
 
 

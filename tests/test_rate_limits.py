@@ -47,3 +47,18 @@ def test_the_frame_budget_allows_a_burst_then_refills_with_time():
     assert [budget.take() for _ in range(2)] == [True, False]
     now[0] = 100.0  # never more than the burst
     assert [budget.take() for _ in range(4)] == [True, True, True, False]
+
+
+@pytest.mark.django_db
+def test_a_minute_boundary_gives_no_fresh_allowance(alice, settings):
+    from annotagent.ratelimit import RateLimitedError, check_user_rate
+
+    settings.USER_QUESTIONS_PER_MINUTE = 2
+    start = 1_000_000 * 60 - 1.0  # one second before a window boundary
+    check_user_rate(user_id=alice.pk, action="question", now=start)
+    check_user_rate(user_id=alice.pk, action="question", now=start + 0.5)
+    with pytest.raises(RateLimitedError) as refused:
+        check_user_rate(user_id=alice.pk, action="question", now=start + 2.0)
+    assert refused.value.code == "slow_down"
+    # A minute later the allowance is back.
+    check_user_rate(user_id=alice.pk, action="question", now=start + 2.0 + 120)
