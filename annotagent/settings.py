@@ -56,6 +56,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "channels",
     "django_tasks",
     "django_tasks_db",
@@ -191,6 +192,22 @@ if REDIS_URL:
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
+# Cache: per-user rate limits count here. The in-process default counts per process; with several web
+# processes use Redis (redis://127.0.0.1:6379/1) so they share one count.
+CACHES = {"default": env.cache_url("CACHE_URL", default="locmemcache://")}
+
+# Rate limits, per user (0 turns one off) and per chat socket (a token bucket of frames).
+USER_QUESTIONS_PER_MINUTE = env.int("USER_QUESTIONS_PER_MINUTE", default=20)
+USER_UPLOADS_PER_MINUTE = env.int("USER_UPLOADS_PER_MINUTE", default=60)
+CHAT_SOCKET_FRAME_BURST = env.int("CHAT_SOCKET_FRAME_BURST", default=20)
+CHAT_SOCKET_FRAMES_PER_SECOND = env.float("CHAT_SOCKET_FRAMES_PER_SECOND", default=1.0)
+# A chat frame larger than this (characters of JSON text) is refused unread.
+CHAT_MAX_FRAME_CHARS = env.int("CHAT_MAX_FRAME_CHARS", default=16_384)
+# Messages per history page: the socket sends the newest page on connect, older pages on request.
+CHAT_HISTORY_PAGE_SIZE = env.int("CHAT_HISTORY_PAGE_SIZE", default=50)
+# A streaming answer is saved (as stopped, until it completes) at most this often, so a crash keeps its text.
+CHAT_PARTIAL_SAVE_SECONDS = env.float("CHAT_PARTIAL_SAVE_SECONDS", default=1.0)
+
 # Background tasks (django-tasks backport of Django 6's Tasks API); worker: `manage.py db_worker`.
 TASKS = {
     "default": {
@@ -254,8 +271,10 @@ PROJECT_CHAT_MAX_MESSAGES = env.int("PROJECT_CHAT_MAX_MESSAGES", default=200)
 # Per-paper chat: characters of the paper's text put in the prompt (the rest is cut, and the answer says so).
 PAPER_CHAT_MAX_CHARS = env.int("PAPER_CHAT_MAX_CHARS", default=60_000)
 
-# The demo: a folder of PDFs ingested by `./run demo`.
-DEMO_PAPERS_DIR = env_path("DEMO_PAPERS_DIR", BASE_DIR.parent / "shared" / "papers" / "consensus")
+# The demo: a folder of PDFs ingested by `./run demo`. Unset: ../shared/papers/consensus when it holds
+# PDFs, else the sample paper shipped in sample_papers/ (see `manage.py demo`).
+DEMO_PAPERS_DIR = env_path("DEMO_PAPERS_DIR", BASE_DIR) if env.str("DEMO_PAPERS_DIR", default="") else None
+DEMO_DEFAULT_PAPERS_DIRS = [BASE_DIR.parent / "shared" / "papers" / "consensus", BASE_DIR / "sample_papers"]
 DEMO_USERNAME = env.str("DEMO_USERNAME", default="demo")
 DEMO_PASSWORD = env.str("DEMO_PASSWORD", default="annotagent-demo")
 
@@ -268,7 +287,14 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "annotagent.exceptions.api_exception_handler",
 }
-SPECTACULAR_SETTINGS = {"TITLE": "Annotagent API", "VERSION": "1.0.0"}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Annotagent API",
+    "VERSION": "1.0.0",
+    # Swagger UI from drf-spectacular-sidecar's static files: no CDN, so the CSP allows it offline.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
 
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {

@@ -1,18 +1,33 @@
-"""REST API of a project's chat history: read and clear. Asking happens over the WebSocket."""
+"""REST API of a project's chat: read the history, clear it, and ask.
+
+Asking answers with JSON (the answer and its references), or, when the client accepts only
+`text/event-stream`, with server-sent events of the WebSocket's vocabulary (`chat.events`): one SSE
+event per chat event, its `event:` the type and its `data:` the event as JSON.
+"""
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator, Mapping
+from contextlib import aclosing
 from http import HTTPStatus
+from typing import Any
 
-from drf_spectacular.utils import extend_schema
-from rest_framework import serializers
+from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import renderers, serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotagent.http import AuthenticatedRequest
+from annotagent.ratelimit import check_user_rate
 from chat.models import ChatMessage
-from chat.services import chat_history, clear_chat
+from chat.services import AnswerSession, answer_question, chat_history, check_question, clear_chat
+from chat.streaming import answer_events, server_sent_event
+from projects.models import Project
 from projects.services import get_project_for_user
+
+EVENT_STREAM = "text/event-stream"
 
 
 class ChatMessageSerializer(serializers.ModelSerializer[ChatMessage]):
@@ -22,11 +37,103 @@ class ChatMessageSerializer(serializers.ModelSerializer[ChatMessage]):
         read_only_fields = fields
 
 
+class AskSerializer(serializers.Serializer[None]):
+    question = serializers.CharField(help_text="At most 4000 characters.")
+
+
+class ReferenceSerializer(serializers.Serializer[None]):
+    n = serializers.IntegerField(help_text="The number cited as [n] in the answer.")
+    paper_id = serializers.IntegerField()
+    title = serializers.CharField()
+    page = serializers.IntegerField(help_text="1-based physical page of the PDF.")
+    url = serializers.CharField(help_text="The reader at that page.")
+    text = serializers.CharField(help_text="The cited passage.")
+
+
+class AnswerSerializer(serializers.Serializer[None]):
+    answer = serializers.CharField(help_text="Plain text with [n] citation markers.")
+    extractive = serializers.BooleanField(help_text="Quoted from passages without a chat model.")
+    references = ReferenceSerializer(many=True, help_text="The cited passages, in order of first citation.")
+    status = serializers.CharField(required=False, help_text="How the question was answered, when known.")
+    query = serializers.JSONField(required=False, help_text="How the question was read, when known.")
+
+
+class EventStreamRenderer(renderers.BaseRenderer):
+    """Lets clients negotiate `text/event-stream`; answers are streamed by the view, so only errors
+    (a dict from the exception handler) are rendered here, as one `error` event."""
+
+    media_type = EVENT_STREAM
+    format = "sse"
+    charset = "utf-8"
+
+    def render(self, data: Any, accepted_media_type: str | None = None, renderer_context: Any = None) -> bytes:
+        error = data.get("error", {}) if isinstance(data, Mapping) else {}
+        event = {"type": "error", "code": error.get("code", "error"), "message": error.get("message", "")}
+        return server_sent_event(event).encode()
+
+
+def answer_json(answer: Any) -> dict[str, Any]:
+    """The JSON body of an answer: text, references, and its status and query when it has them."""
+    body: dict[str, Any] = {
+        "answer": answer.text,
+        "extractive": answer.extractive,
+        "references": [{"n": ref.n, "url": ref.url, **ref.as_citation()} for ref in answer.references],
+    }
+    for name in ("status", "query"):
+        value = getattr(answer, name, None)
+        if value is not None:
+            body[name] = value
+    return body
+
+
+async def event_stream(session: AnswerSession, *, where: str) -> AsyncGenerator[str, None]:
+    """The server-sent events of *session*; a client that hangs up stops the answer, which is then
+    saved as stopped (as a cancel on the WebSocket)."""
+    try:
+        async with aclosing(answer_events(session, where=where)) as stream:
+            async for event in stream:
+                yield server_sent_event(event)
+    finally:
+        if session.saved is None:
+            await session.save(state=ChatMessage.State.STOPPED)
+
+
 class ProjectChatView(APIView):
+    renderer_classes = [renderers.JSONRenderer, renderers.BrowsableAPIRenderer, EventStreamRenderer]
+
     @extend_schema(responses=ChatMessageSerializer(many=True), summary="The project's chat, oldest first")
     def get(self, request: AuthenticatedRequest, pk: int) -> Response:
         project = get_project_for_user(request.user, pk)
         return Response(ChatMessageSerializer(chat_history(project), many=True).data)
+
+    @extend_schema(
+        request=AskSerializer,
+        responses={
+            (200, "application/json"): AnswerSerializer,
+            (200, EVENT_STREAM): OpenApiResponse(
+                OpenApiTypes.STR,
+                description="With `Accept: text/event-stream`: server-sent events of the WebSocket's "
+                "vocabulary (answer.start, answer.citation, answer.delta, answer.done, error); each "
+                "event's `data` is the event as JSON.",
+            ),
+        },
+        summary="Ask the project's chat a question (saved in its history like a question on the page)",
+        description="Errors: 400 `invalid_question` or `question_too_long`, 404 for a project you "
+        "cannot see, 429 `slow_down` beyond USER_QUESTIONS_PER_MINUTE, 503 `service_unavailable`.",
+    )
+    def post(self, request: AuthenticatedRequest, pk: int) -> Response | StreamingHttpResponse:
+        project: Project = get_project_for_user(request.user, pk)
+        body = request.data if isinstance(request.data, Mapping) else {}
+        question = check_question(body.get("question"))
+        check_user_rate(user_id=request.user.pk, action="question")
+        assert request.accepted_renderer is not None
+        if request.accepted_renderer.media_type == EVENT_STREAM:
+            session = AnswerSession(project=project, user=request.user, question=question)
+            response = StreamingHttpResponse(event_stream(session, where=request.path), content_type=EVENT_STREAM)
+            response["Cache-Control"] = "no-cache"
+            response["X-Accel-Buffering"] = "no"  # proxies must not hold events back
+            return response
+        return Response(answer_json(answer_question(project=project, user=request.user, question=question)))
 
     @extend_schema(responses={204: None}, summary="Clear the project's chat")
     def delete(self, request: AuthenticatedRequest, pk: int) -> Response:

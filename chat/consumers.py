@@ -16,16 +16,26 @@ import logging
 from contextlib import aclosing
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from channels.generic.websocket import AsyncJsonWebsocketConsumer, AsyncWebsocketConsumer
 from django.conf import settings
 from django.http import Http404
 
-from annotagent.errors import AnnotagentError
+from annotagent.ratelimit import FrameBudget, RateLimitedError, check_user_rate
 from chat import events
 from chat.models import ChatMessage
 from chat.paper_chat import PaperAnswerSession, clear_paper_chat, open_paper_chat
-from chat.services import MAX_QUESTION_CHARS, AnswerSession, StreamedAnswer, chat_history, clear_chat
+from chat.services import (
+    AnswerSession,
+    QuestionError,
+    QuestionTooLongError,
+    StreamedAnswer,
+    chat_history_page,
+    check_question,
+    clear_chat,
+)
+from chat.streaming import answer_events
 from indexing.notifications import paper_group, status_event
 from papers.models import Paper
 from papers.services import get_paper_for_user
@@ -39,35 +49,40 @@ STATUS_POLL_SECONDS = 2.0
 # Close code for a chat the user may not open (WebSocket application range 4000-4999).
 CLOSE_NOT_FOUND = 4404
 _MALFORMED = object()
-_FRAMES = ("question", "cancel", "clear")
+_FRAMES = ("question", "cancel", "clear", "older")
 
 
-def _is_encodable(text: str) -> bool:
-    """False for text with lone surrogates (valid JSON escapes, but not storable text)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+class NotFoundConsumer(AsyncWebsocketConsumer):
+    """Any other `/ws/` path (`/ws/projects/-1/chat/`, `/ws/projects/1abc/chat/`): refused with
+    `CLOSE_NOT_FOUND` instead of the router's error (an HTTP 500 on the handshake)."""
+
+    async def connect(self) -> None:
+        await self.close(code=CLOSE_NOT_FOUND)
 
 
 class ChatConsumer(AsyncJsonWebsocketConsumer):
-    """What both chats share: frame parsing, the answer task, cancel, clear and history.
+    """What both chats share: frame parsing and limits, the answer task, cancel, clear and history.
 
-    Subclasses implement `access` (authorise in `connect`; False closes), `saved_messages`,
-    `clear`, and `new_session`.
+    Subclasses implement `access` (authorise in `connect`; raise Http404 to refuse),
+    `history_page`, `clear`, and `new_session`.
     """
 
     answer_task: asyncio.Task[None] | None = None
+    frame_budget: FrameBudget
+    # Set once a `slow_down` error was sent: further refused frames are dropped without a reply.
+    told_to_slow_down = False
 
     async def connect(self) -> None:
+        self.frame_budget = FrameBudget(
+            burst=settings.CHAT_SOCKET_FRAME_BURST, per_second=settings.CHAT_SOCKET_FRAMES_PER_SECOND
+        )
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
             await self.close(code=CLOSE_NOT_FOUND)
             return
         try:
             await self.access()
-        except Http404:
+        except (Http404, OverflowError):
             await self.close(code=CLOSE_NOT_FOUND)
             return
         await self.accept()
@@ -81,7 +96,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     async def connected(self) -> None:
         """Hook run after the history is sent."""
 
-    def saved_messages(self) -> list[Any]:
+    def history_page(self, before: int | None) -> tuple[list[Any], bool]:
+        """The `CHAT_HISTORY_PAGE_SIZE` messages before message id *before* (the newest when None),
+        oldest first, and whether older ones remain."""
         raise NotImplementedError
 
     def clear(self) -> None:
@@ -91,7 +108,8 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         raise NotImplementedError
 
     async def send_history(self) -> None:
-        await self.send_json(events.history(await database_sync_to_async(self.saved_messages)()))
+        messages, has_more = await database_sync_to_async(self.history_page)(None)
+        await self.send_json(events.history(messages, has_more=has_more))
 
     async def disconnect(self, code: int) -> None:
         await self._cancel_answer()
@@ -100,12 +118,23 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     async def decode_json(cls, text_data: str) -> Any:
         try:
             return json.loads(text_data)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nesting deeper than the parser's stack
             return _MALFORMED
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any) -> None:
+        if not self.frame_budget.take():
+            if not self.told_to_slow_down:
+                self.told_to_slow_down = True
+                await self.send_json(events.error("slow_down", "Slow down: too many messages. Wait a moment."))
+            return
+        self.told_to_slow_down = False
         if text_data is None:
             await self.send_json(events.error("malformed_frame", "Frames must be JSON text."))
+            return
+        if len(text_data) > settings.CHAT_MAX_FRAME_CHARS:
+            await self.send_json(
+                events.error("frame_too_large", f"Frames may be at most {settings.CHAT_MAX_FRAME_CHARS} characters.")
+            )
             return
         await super().receive(text_data=text_data, bytes_data=bytes_data, **kwargs)
 
@@ -114,9 +143,13 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json(
                 events.error(
                     "malformed_frame",
-                    'Send {"type": "question", "text": ...}, {"type": "cancel"} or {"type": "clear"}.',
+                    'Send {"type": "question", "text": ...}, {"type": "cancel"}, {"type": "clear"} '
+                    'or {"type": "older", "before": id}.',
                 )
             )
+            return
+        if content["type"] == "older":
+            await self._send_older(content.get("before"))
             return
         if content["type"] == "cancel":
             await self._cancel_answer()
@@ -126,20 +159,30 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             await database_sync_to_async(self.clear)()
             await self.send_history()
             return
-        text = content.get("text")
-        if not isinstance(text, str) or not text.strip():
-            await self.send_json(events.error("malformed_frame", "A question needs a non-empty text."))
-            return
-        if not _is_encodable(text):
-            await self.send_json(events.error("malformed_frame", "The question holds characters that are not text."))
-            return
-        if len(text) > MAX_QUESTION_CHARS:
-            await self.send_json(
-                events.error("question_too_long", f"Questions may be at most {MAX_QUESTION_CHARS} characters.")
+        try:
+            question = check_question(content.get("text"))
+            # Off the database thread: a cache round trip must not queue behind an answer's saves.
+            await sync_to_async(check_user_rate, thread_sensitive=False)(
+                user_id=self.scope["user"].pk, action="question"
             )
+        except QuestionTooLongError as exc:
+            await self.send_json(events.error(exc.code, exc.message))
+            return
+        except QuestionError as exc:  # on the socket, a question without usable text is a malformed frame
+            await self.send_json(events.error("malformed_frame", exc.message))
+            return
+        except RateLimitedError as exc:
+            await self.send_json(events.error(exc.code, exc.message))
             return
         await self._cancel_answer()
-        self.answer_task = asyncio.create_task(self._answer(self.new_session(text.strip())))
+        self.answer_task = asyncio.create_task(self._answer(self.new_session(question)))
+
+    async def _send_older(self, before: Any) -> None:
+        if not isinstance(before, int) or isinstance(before, bool):
+            await self.send_json(events.error("malformed_frame", 'Send {"type": "older", "before": message id}.'))
+            return
+        messages, has_more = await database_sync_to_async(self.history_page)(before)
+        await self.send_json(events.history_older(messages, has_more=has_more))
 
     async def _cancel_answer(self) -> None:
         task, self.answer_task = self.answer_task, None
@@ -152,7 +195,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         try:
             # aclosing: a cancel while a send is pending still closes the session's generators, and
             # with them the chat model's HTTP stream.
-            async with aclosing(session.events()) as stream:
+            async with aclosing(answer_events(session, where=self.scope["path"])) as stream:
                 async for event in stream:
                     await self.send_json(event)
         except asyncio.CancelledError:
@@ -160,15 +203,6 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             with contextlib.suppress(Exception):
                 await self.send_json(events.answer_done(message))
             raise
-        except AnnotagentError as exc:
-            await self.send_json(events.error(exc.code, exc.message))
-            if session.saved is not None:
-                await self.send_json(events.answer_done(session.saved))
-        except Exception:
-            logger.exception("Answering in %s failed", self.scope["path"])
-            await self.send_json(events.error("internal_error", "Something went wrong while answering."))
-            if session.saved is not None:
-                await self.send_json(events.answer_done(session.saved))
 
 
 class ProjectChatConsumer(ChatConsumer):
@@ -190,8 +224,8 @@ class ProjectChatConsumer(ChatConsumer):
         if not settings.REDIS_URL:
             self.poll_task = asyncio.create_task(self._poll_statuses())
 
-    def saved_messages(self) -> list[ChatMessage]:
-        return chat_history(self.project)
+    def history_page(self, before: int | None) -> tuple[list[ChatMessage], bool]:
+        return chat_history_page(self.project, before=before, limit=settings.CHAT_HISTORY_PAGE_SIZE)
 
     def clear(self) -> None:
         clear_chat(project=self.project)
@@ -246,8 +280,12 @@ class PaperChatConsumer(ChatConsumer):
             self.scope["user"], int(self.scope["url_route"]["kwargs"]["paper_id"])
         )
 
-    def saved_messages(self) -> list[dict[str, Any]]:
-        return list(open_paper_chat(user=self.scope["user"], paper=self.paper).messages)
+    def history_page(self, before: int | None) -> tuple[list[dict[str, Any]], bool]:
+        messages = open_paper_chat(user=self.scope["user"], paper=self.paper).messages
+        if before is not None:
+            messages = [m for m in messages if m["id"] < before]
+        size = settings.CHAT_HISTORY_PAGE_SIZE
+        return messages[-size:], len(messages) > size
 
     def clear(self) -> None:
         clear_paper_chat(user=self.scope["user"], paper=self.paper)

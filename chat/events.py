@@ -5,10 +5,19 @@ Client -> server:
 - `{"type": "question", "text": str}`: ask (cancels an answer still streaming, which is saved as stopped).
 - `{"type": "cancel"}`: stop the answer being streamed; it is saved as stopped and `answer.done` follows.
 - `{"type": "clear"}`: stop any answer and delete the thread; a `history` event with no messages follows.
-Anything else gets an `error` event (code `malformed_frame`); the connection stays open.
+- `{"type": "older", "before": int}`: the page of messages just older than message id *before*
+  (a `history.older` event).
+Anything else gets an `error` event (code `malformed_frame`); the connection stays open. Frames larger
+than `CHAT_MAX_FRAME_CHARS` get `frame_too_large`; frames beyond the socket's budget
+(`CHAT_SOCKET_FRAME_BURST`, refilled at `CHAT_SOCKET_FRAMES_PER_SECOND`) are dropped after one
+`slow_down` error, and so are questions beyond `USER_QUESTIONS_PER_MINUTE`.
 
 Server -> client:
-- `history`: `{"messages": [Message]}`, on connect (a reconnect re-renders from it) and after `clear`.
+- `history`: `{"messages": [Message], "has_more": bool}`, the newest `CHAT_HISTORY_PAGE_SIZE`
+  messages, on connect (a reconnect re-renders from it) and after `clear`; *has_more* says whether
+  older messages exist.
+- `history.older`: `{"messages": [Message], "has_more": bool}`, the page asked for by `older`, to
+  put before the messages shown.
 - `answer.start`: `{"extractive": bool, "indexing": [title], "failed": [title]}`; papers not searched
   because they are still queued or indexing, or because their indexing failed.
 - `answer.delta`: `{"text": str}`; markers already normalised to `[N]`, unknown numbers removed. Text is
@@ -54,8 +63,12 @@ def message_json(message: ChatMessage | Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def history(messages: Sequence[ChatMessage | Mapping[str, Any]]) -> dict[str, Any]:
-    return {"type": "history", "messages": [message_json(m) for m in messages]}
+def history(messages: Sequence[ChatMessage | Mapping[str, Any]], *, has_more: bool = False) -> dict[str, Any]:
+    return {"type": "history", "messages": [message_json(m) for m in messages], "has_more": has_more}
+
+
+def history_older(messages: Sequence[ChatMessage | Mapping[str, Any]], *, has_more: bool) -> dict[str, Any]:
+    return {"type": "history.older", "messages": [message_json(m) for m in messages], "has_more": has_more}
 
 
 def answer_start(*, extractive: bool, indexing: list[str], failed: Sequence[str] = ()) -> dict[str, Any]:

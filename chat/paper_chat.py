@@ -168,6 +168,20 @@ def append_paper_message(*, user: User, paper: Paper, **message: Any) -> dict[st
     return saved
 
 
+@transaction.atomic
+def save_paper_message(*, user: User, paper: Paper, message_id: int | None, **message: Any) -> dict[str, Any]:
+    """Replace the fields of message *message_id* in *user*'s chat on *paper* with *message* (an
+    answer saved again as it streams); append it (`append_paper_message`) when *message_id* is None
+    or the message is gone (the chat was cleared or expired). Returns the message as saved."""
+    chat = open_paper_chat(user=user, paper=paper)
+    for saved in chat.messages:
+        if saved["id"] == message_id:
+            saved.update(message)
+            chat.save(update_fields=["messages", "updated_at"])
+            return saved
+    return append_paper_message(user=user, paper=paper, **message)
+
+
 def paper_history_turns(chat: PaperChat) -> list[Turn]:
     """The answered turns of *chat* that fit `PROJECT_CHAT_HISTORY_TOKENS`, oldest first."""
     turns = answered_turns(
@@ -209,6 +223,7 @@ class PaperAnswerSession(StreamedAnswer):
     history: list[Turn] | None = None
     passages: list[Reference] | None = None
     suggestions: list[dict[str, Any]] = field(default_factory=list)
+    answer_id: int | None = None
 
     async def _prepare(self) -> dict[str, Any]:
         await sync_to_async(self._start)()
@@ -278,9 +293,10 @@ class PaperAnswerSession(StreamedAnswer):
             yield word
 
     def _save_answer(self, state: str) -> dict[str, Any]:
-        return append_paper_message(
+        saved = save_paper_message(
             user=self.user,
             paper=self.paper,
+            message_id=self.answer_id,
             role=ChatMessage.Role.ASSISTANT,
             text=self.text,
             citations=self.citation_map(),
@@ -288,3 +304,8 @@ class PaperAnswerSession(StreamedAnswer):
             extractive=self.extractive,
             suggestions=self.suggestions,
         )
+        self.answer_id = saved["id"]
+        return saved
+
+    def _save_progress(self) -> None:
+        self._save_answer(ChatMessage.State.STOPPED)

@@ -12,6 +12,7 @@ import asyncio
 import logging
 import re
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
@@ -24,6 +25,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from annotagent.errors import AnnotagentError
 from chat import events, llm
 from chat.citations import CitationStream, citations_unreadable, renumber_by_first_citation
 from chat.extractive import (
@@ -57,6 +59,34 @@ MAX_QUESTION_CHARS = 4000
 HISTORY_READ_LIMIT = 60
 
 
+class QuestionError(AnnotagentError):
+    """The question cannot be asked as sent."""
+
+    code = "invalid_question"
+
+
+class QuestionTooLongError(QuestionError):
+    code = "question_too_long"
+
+
+def check_question(text: object) -> str:
+    """The question to ask, from what a client sent: stripped of surrounding space and of NUL
+    characters (PostgreSQL cannot store them in text). Raises QuestionError when it is not a
+    string, is empty, holds lone surrogates, or is longer than MAX_QUESTION_CHARS."""
+    if not isinstance(text, str):
+        raise QuestionError("A question needs a non-empty text.")
+    text = text.replace("\x00", "").strip()
+    if not text:
+        raise QuestionError("A question needs a non-empty text.")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates: valid JSON escapes, but not storable text
+        raise QuestionError("The question holds characters that are not text.") from None
+    if len(text) > MAX_QUESTION_CHARS:
+        raise QuestionTooLongError(f"Questions may be at most {MAX_QUESTION_CHARS} characters.")
+    return text
+
+
 def get_or_create_chat(project: Project) -> ProjectChat:
     chat, _ = ProjectChat.objects.get_or_create(project=project)
     return chat
@@ -65,6 +95,20 @@ def get_or_create_chat(project: Project) -> ProjectChat:
 def chat_history(project: Project) -> list[ChatMessage]:
     """The project's saved messages, oldest first."""
     return list(ChatMessage.objects.filter(chat__project=project).order_by("created_at", "pk"))
+
+
+def chat_history_page(project: Project, *, before: int | None = None, limit: int) -> tuple[list[ChatMessage], bool]:
+    """One page of *project*'s chat: the newest *limit* messages with an id below *before* (all
+    when None), oldest first; and whether older messages remain. Ids grow with creation time, so
+    pages by id are pages by time."""
+    messages = ChatMessage.objects.filter(chat__project=project)
+    if before is not None:
+        messages = messages.filter(pk__lt=before)
+    page = list(messages.order_by("-pk")[: limit + 1])
+    has_more = len(page) > limit
+    page = page[:limit]
+    page.reverse()
+    return page, has_more
 
 
 @transaction.atomic
@@ -284,10 +328,14 @@ class StreamedAnswer:
         yield await self._prepare()
         parser = CitationStream(valid=set(self.references))
         buffer = SentenceBuffer() if self._checks_support() else None
+        last_checkpoint = time.monotonic()
         async with aclosing(self._pieces()) as pieces:
             async for piece in pieces:
                 for event in await self._release(*parser.feed(piece), buffer, final=False):
                     yield event
+                if time.monotonic() - last_checkpoint >= settings.CHAT_PARTIAL_SAVE_SECONDS:
+                    await self._checkpoint()
+                    last_checkpoint = time.monotonic()
         for event in await self._release(*parser.close(), buffer, final=True):
             yield event
         for event in await self._finish(parser.cited):
@@ -310,6 +358,12 @@ class StreamedAnswer:
             self._unannounced = [n for n in self._unannounced if n not in announce]
             out.extend(self._emit(shown, announce))
         return out
+
+    async def _checkpoint(self) -> None:
+        """Save the answer so far as stopped (`_save_progress`), unless the final save has begun:
+        if this process dies mid-answer, the turn keeps the text written until then."""
+        if self._saving is None:
+            await sync_to_async(self._save_progress)()
 
     def _emit(self, text: str, new: list[int]) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
@@ -356,6 +410,10 @@ class StreamedAnswer:
     def _save_answer(self, state: str) -> Any:
         raise NotImplementedError
 
+    def _save_progress(self) -> None:
+        """Save the partial answer while it streams; `_save_answer` then completes that save.
+        Optional: by default only the final answer is saved."""
+
 
 NO_PAPERS = "This project has no papers yet: add papers to it, then ask again."
 NOT_READY = "None of this project's papers is ready to search yet; ask again once indexing finishes."
@@ -385,6 +443,7 @@ class AnswerSession(StreamedAnswer):
     labels: dict[int, PaperLabel] = field(default_factory=dict)
     bibliographic: dict[int, tuple[str, str]] = field(default_factory=dict)  # paper id -> (authors, doi)
     quotes: dict[int, str] = field(default_factory=dict)
+    answer_message: ChatMessage | None = None
 
     async def _prepare(self) -> dict[str, Any]:
         if self.persist:
@@ -510,18 +569,33 @@ class AnswerSession(StreamedAnswer):
                 "created_at": None,
             }
         with transaction.atomic():
-            message = ChatMessage.objects.create(
-                chat=get_or_create_chat(self.project),
-                role=ChatMessage.Role.ASSISTANT,
-                text=self.text,
-                citations=self.citation_map(),
-                state=state,
-                extractive=self.extractive,
-                status=self.status,
-                sentences=[s.as_json() for s in self.sentences],
-            )
+            message = self._write_answer(state)
             trim_chat(project=self.project)
         return message
+
+    def _save_progress(self) -> None:
+        if self.persist:
+            self._write_answer(ChatMessage.State.STOPPED)
+
+    def _write_answer(self, state: str) -> ChatMessage:
+        """Update the row a progress save made; create it when there is none (or it was cleared)."""
+        fields = {
+            "text": self.text,
+            "citations": self.citation_map(),
+            "state": state,
+            "extractive": self.extractive,
+            "status": self.status,
+            "sentences": [s.as_json() for s in self.sentences],
+        }
+        message = self.answer_message
+        if message is not None and ChatMessage.objects.filter(pk=message.pk).update(**fields):
+            for name, value in fields.items():
+                setattr(message, name, value)
+            return message
+        self.answer_message = ChatMessage.objects.create(
+            chat=get_or_create_chat(self.project), role=ChatMessage.Role.ASSISTANT, **fields
+        )
+        return self.answer_message
 
 
 @dataclass(frozen=True)

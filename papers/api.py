@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotagent.http import AuthenticatedRequest
+from annotagent.ratelimit import check_user_rate
 from papers.models import Paper
 from papers.services import AddedPaper, add_paper_to_library, get_paper_for_user, read_upload
 from projects.services import remove_paper_from_library
@@ -75,6 +76,7 @@ class LibraryView(APIView):
     def post(self, request: AuthenticatedRequest) -> Response:
         upload = UploadSerializer(data=request.data)
         upload.is_valid(raise_exception=True)
+        check_user_rate(user_id=request.user.pk, action="upload")
         file = upload.validated_data["file"]
         added = add_paper_to_library(
             user=request.user, data=read_upload(file, size=file.size), filename=file.name or ""

@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotagent.errors import AnnotagentError
 from annotagent.http import AuthenticatedHttpRequest
+from annotagent.ratelimit import check_user_rate
 from papers.forms import UploadForm
 from papers.models import Paper
 from papers.services import add_paper_to_library, get_paper_for_user, read_upload
@@ -42,6 +43,7 @@ def upload(request: AuthenticatedHttpRequest) -> HttpResponse:
         return redirect("papers:library")
     file = form.cleaned_data["file"]
     try:
+        check_user_rate(user_id=request.user.pk, action="upload")
         data = read_upload(file, size=file.size)
         added = add_paper_to_library(user=request.user, data=data, filename=file.name)
     except AnnotagentError as exc:

@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotagent.http import AuthenticatedRequest
+from annotagent.ratelimit import check_user_rate
 from papers.api import PaperSerializer
 from papers.models import Paper
 from papers.services import get_paper_for_user, read_upload
@@ -131,6 +132,7 @@ class ProjectPapersView(APIView):
         body.is_valid(raise_exception=True)
         data = body.validated_data
         if data.get("file") is not None:
+            check_user_rate(user_id=request.user.pk, action="upload")
             file = data["file"]
             added = upload_paper_to_project(
                 project=project,

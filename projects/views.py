@@ -12,7 +12,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotagent.errors import AnnotagentError
 from annotagent.http import AuthenticatedHttpRequest
-from chat.services import chat_history, clear_chat
+from annotagent.ratelimit import check_user_rate
+from chat.services import chat_history_page, clear_chat
 from chat.suggestions import suggested_prompts
 from papers.forms import UploadForm
 from papers.models import Paper
@@ -66,7 +67,7 @@ def project_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
         .order_by("project_links__added_at", "pk")
     )
     room = room_in(project)
-    chat_messages = chat_history(project)
+    chat_messages, _ = chat_history_page(project, limit=settings.CHAT_HISTORY_PAGE_SIZE)
     return render(
         request,
         "projects/detail.html",
@@ -141,6 +142,7 @@ def upload(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
         return redirect("projects:detail", pk=project.pk)
     file = form.cleaned_data["file"]
     try:
+        check_user_rate(user_id=request.user.pk, action="upload")
         data = read_upload(file, size=file.size)
         added = upload_paper_to_project(project=project, user=request.user, data=data, filename=file.name)
     except AnnotagentError as exc:

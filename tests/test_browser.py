@@ -571,3 +571,47 @@ def popup_is_on_top(page: Any, popup: Any) -> bool:
         [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2],
     )
     return inside and hit
+
+
+@pytest.mark.browser
+def test_the_api_docs_render_offline_without_csp_errors(visit):
+    from playwright.sync_api import expect
+
+    reader = visit()
+    reader.sign_in(DEMO_USERNAME, DEMO_PASSWORD)
+    reader.goto("/api/docs/")
+    expect(reader.page.locator(".swagger-ui .title")).to_contain_text("Annotagent API")
+    expect(reader.page.locator(".opblock-summary-path", has_text="/api/projects/{id}/chat/").first).to_be_visible()
+    reader.check_console()
+
+
+@pytest.mark.browser
+def test_a_long_thread_shows_its_newest_page_and_earlier_pages_on_request(visit, server):
+    from playwright.sync_api import expect
+
+    manage(
+        server.env,
+        "shell",
+        "-c",
+        "from django.contrib.auth.models import User\n"
+        "from chat.models import ChatMessage\n"
+        "from chat.services import get_or_create_chat\n"
+        "from projects.services import create_project\n"
+        f"project = create_project(owner=User.objects.get(username={DEMO_USERNAME!r}), name='Long thread')\n"
+        "chat = get_or_create_chat(project)\n"
+        "for i in range(60): ChatMessage.objects.create(chat=chat, role='user', text=f'Question number {i}')\n",
+    )
+    reader = visit()
+    reader.sign_in(DEMO_USERNAME, DEMO_PASSWORD)
+    reader.goto("/")
+    reader.page.get_by_role("link", name="Long thread").click()
+    reader.wait_for_chat()
+    messages = reader.page.locator("#chat-messages > .message")
+    expect(messages).to_have_count(50)
+    expect(messages.first).to_contain_text("Question number 10")
+    earlier = reader.page.get_by_role("button", name="Show earlier messages")
+    earlier.click()
+    expect(messages).to_have_count(60)
+    expect(messages.first).to_contain_text("Question number 0")
+    expect(earlier).to_be_hidden()
+    reader.check_console()

@@ -285,3 +285,142 @@ async def test_a_too_long_question_is_refused_with_its_own_code(alice, indexed_p
     error = await socket.receive_json_from(timeout=10)
     await socket.disconnect()
     assert error["code"] == "question_too_long"
+
+
+# --- paths, sizes, rates and odd text -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "path", ["/ws/projects/-1/chat/", "/ws/projects/1abc/chat/", "/ws/nothing/", "/ws/projects/" + "9" * 30 + "/chat/"]
+)
+async def test_a_path_that_names_no_chat_is_refused_not_an_error(alice, path):
+    socket = communicator_for(alice, path)
+    connected, code = await socket.connect()
+    assert (connected, code) == (False, 4404)
+
+
+async def test_a_nul_character_in_a_question_is_dropped_and_the_answer_saved(alice, indexed_project, openai_stub):
+    openai_stub.reply = "A majority elects the leader [1]."
+    socket, _ = await connected_socket(alice, indexed_project)
+    received = await ask(socket, "How does Raft\x00 elect a leader?")
+    await socket.disconnect()
+    assert of_type(received, "error") == []
+    assert received[-1]["message"]["state"] == ChatMessage.State.COMPLETE
+    question, answer = await saved_messages(indexed_project)
+    assert question.text == "How does Raft elect a leader?"
+    assert answer.text == "A majority elects the leader [1]."
+
+
+async def test_a_deeply_nested_frame_gets_an_error_and_the_connection_stays_open(alice, indexed_project):
+    socket, _ = await connected_socket(alice, indexed_project)
+    await socket.send_to(text_data="[" * 6000 + "]" * 6000)
+    error = await socket.receive_json_from(timeout=10)
+    assert (error["type"], error["code"]) == ("error", "malformed_frame")
+    await socket.send_to(text_data="{}")
+    assert (await socket.receive_json_from(timeout=10))["code"] == "malformed_frame"
+    await socket.disconnect()
+
+
+async def test_a_frame_over_the_size_limit_is_refused_unread(alice, indexed_project, settings):
+    settings.CHAT_MAX_FRAME_CHARS = 1000
+    socket, _ = await connected_socket(alice, indexed_project)
+    await socket.send_json_to({"type": "question", "text": "x" * 2000})
+    error = await socket.receive_json_from(timeout=10)
+    await socket.disconnect()
+    assert error["code"] == "frame_too_large"
+    assert await saved_messages(indexed_project) == []
+
+
+async def test_a_flood_of_frames_gets_one_slow_down_error_and_is_dropped(alice, indexed_project, settings):
+    settings.CHAT_SOCKET_FRAME_BURST = 5
+    settings.CHAT_SOCKET_FRAMES_PER_SECOND = 0.001
+    socket, _ = await connected_socket(alice, indexed_project)
+    for _ in range(1000):
+        await socket.send_to(text_data='{"type": "shout"}')
+    received = [await socket.receive_json_from(timeout=10) for _ in range(6)]
+    assert await socket.receive_nothing(timeout=0.5)
+    await socket.disconnect()
+    assert [event["code"] for event in received] == ["malformed_frame"] * 5 + ["slow_down"]
+    assert "Slow down" in received[-1]["message"]
+
+
+async def test_questions_beyond_the_per_user_limit_get_slow_down(alice, indexed_project, openai_stub, settings):
+    settings.USER_QUESTIONS_PER_MINUTE = 2
+    openai_stub.reply = "A majority elects the leader [1]."
+    socket, _ = await connected_socket(alice, indexed_project)
+    await ask(socket, QUESTION)
+    await ask(socket, QUESTION)
+    await socket.send_json_to({"type": "question", "text": QUESTION})
+    error = await socket.receive_json_from(timeout=10)
+    await socket.disconnect()
+    assert (error["type"], error["code"]) == ("error", "slow_down")
+    assert len(await saved_messages(indexed_project)) == 4
+
+
+# --- history in pages -----------------------------------------------------------------------------
+
+
+@sync_to_async
+def project_with_messages(owner, count: int):
+    from chat.services import get_or_create_chat
+    from projects.services import create_project
+
+    project = create_project(owner=owner, name="Long thread")
+    chat = get_or_create_chat(project)
+    for i in range(count):
+        ChatMessage.objects.create(chat=chat, role="user", text=f"message {i}")
+    return project
+
+
+async def test_history_comes_in_pages_newest_first_and_older_pages_on_request(alice, settings):
+    settings.CHAT_HISTORY_PAGE_SIZE = 3
+    project = await project_with_messages(alice, 7)
+    socket, history = await connected_socket(alice, project)
+    assert [m["text"] for m in history["messages"]] == ["message 4", "message 5", "message 6"]
+    assert history["has_more"] is True
+    pages = []
+    before = history["messages"][0]["id"]
+    while True:
+        await socket.send_json_to({"type": "older", "before": before})
+        page = await socket.receive_json_from(timeout=10)
+        assert page["type"] == "history.older"
+        pages.append([m["text"] for m in page["messages"]])
+        if not page["has_more"]:
+            break
+        before = page["messages"][0]["id"]
+    await socket.disconnect()
+    assert pages == [["message 1", "message 2", "message 3"], ["message 0"]]
+
+
+async def test_an_older_page_request_without_an_id_is_malformed(alice, settings):
+    project = await project_with_messages(alice, 1)
+    socket, _ = await connected_socket(alice, project)
+    await socket.send_json_to({"type": "older", "before": "first"})
+    error = await socket.receive_json_from(timeout=10)
+    await socket.disconnect()
+    assert error["code"] == "malformed_frame"
+
+
+# --- a crash mid-answer keeps the text written so far ---------------------------------------------
+
+
+async def test_a_streaming_answer_is_saved_as_it_streams(alice, indexed_project, openai_stub, settings):
+    settings.CHAT_PARTIAL_SAVE_SECONDS = 0.1
+    openai_stub.reply, openai_stub.delay = LONG_REPLY, 0.05
+    socket, _ = await connected_socket(alice, indexed_project)
+    await socket.send_json_to({"type": "question", "text": QUESTION})
+    await receive_until(socket, "answer.delta")
+
+    def partial_answer_saved() -> bool:
+        messages = list(ChatMessage.objects.filter(chat__project=indexed_project, role="assistant"))
+        return len(messages) == 1 and messages[0].state == ChatMessage.State.STOPPED and len(messages[0].text) > 0
+
+    # The answer is still streaming (the stub needs ~15 s for the whole reply) when its text is saved.
+    await wait_for(partial_answer_saved)
+    assert openai_stub.disconnects == 0
+    await socket.send_json_to({"type": "cancel"})
+    done = (await receive_until(socket, "answer.done"))[-1]["message"]
+    await socket.disconnect()
+    assert done["state"] == ChatMessage.State.STOPPED
+    answers = [m for m in await saved_messages(indexed_project) if m.role == "assistant"]
+    assert [(a.pk, a.text) for a in answers] == [(done["id"], done["text"])]

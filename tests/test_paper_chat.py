@@ -183,6 +183,33 @@ async def test_cancel_keeps_the_partial_paper_answer_as_stopped(alice, raft, ope
     assert [m["state"] for m in chat.messages] == ["complete", "stopped"]
 
 
+@pytest.mark.django_db(transaction=True)
+async def test_a_streaming_paper_answer_is_saved_as_it_streams(alice, raft, openai_stub, settings):
+    import asyncio
+
+    from tests.support.sockets import receive_until
+
+    settings.CHAT_PARTIAL_SAVE_SECONDS = 0.1
+    openai_stub.reply, openai_stub.delay = " ".join(["Leaders time out [1]."] * 100), 0.05
+    socket, _ = await connected_socket(alice, raft)
+    await socket.send_json_to({"type": "question", "text": QUESTION})
+    await receive_until(socket, "answer.delta")
+    saved: list[dict] = []
+    for _ in range(200):  # the stub needs ~15 s for the whole reply; the text is saved well before
+        chat = await sync_to_async(PaperChat.objects.get)(user=alice, paper=raft)
+        saved = [m for m in chat.messages if m["role"] == "assistant"]
+        if saved and saved[0]["text"]:
+            break
+        await asyncio.sleep(0.05)
+    assert [m["state"] for m in saved] == ["stopped"]
+    assert saved[0]["text"]
+    await socket.send_json_to({"type": "cancel"})
+    done = (await receive_until(socket, "answer.done"))[-1]["message"]
+    await socket.disconnect()
+    chat = await sync_to_async(PaperChat.objects.get)(user=alice, paper=raft)
+    assert [(m["id"], m["text"]) for m in chat.messages if m["role"] == "assistant"] == [(done["id"], done["text"])]
+
+
 # --- expiry ---------------------------------------------------------------------------------------
 
 
@@ -230,6 +257,6 @@ async def test_clear_empties_only_this_users_transcript(alice, bob, raft):
     await socket.send_json_to({"type": "clear"})
     cleared = await socket.receive_json_from(timeout=10)
     await socket.disconnect()
-    assert cleared == {"type": "history", "messages": []}
+    assert cleared == {"type": "history", "messages": [], "has_more": False}
     bobs = await sync_to_async(PaperChat.objects.get)(user=bob, paper=raft)
     assert bobs.messages == [{"id": 1, "text": "Bob's"}]

@@ -1,8 +1,9 @@
 // Chat over a WebSocket, answers streamed as events: the project chat on a project page and the
 // per-paper chat on the reader; the page names its socket in data-socket-path on #chat.
 //
-// Server events (JSON, "type"): history, answer.start, answer.delta, answer.citation, answer.done,
-// error, paper.status. Client messages: {"type": "question", "text"} and {"type": "cancel"}.
+// Server events (JSON, "type"): history, history.older, answer.start, answer.delta, answer.citation,
+// answer.done, error, paper.status. Client messages: {"type": "question", "text"}, {"type": "cancel"}
+// and {"type": "older", "before": id} (the page of messages before message *id*).
 // Model and paper text is only ever put in the page through textContent (never innerHTML).
 
 import { renderChip } from "../papers/chip.js";
@@ -194,12 +195,34 @@ function start() {
     if (suggestions) suggestions.hidden = true;
   };
 
+  // "Earlier messages": the history comes in pages, the newest first; older pages on request.
+  const earlier = el("button", "link-button chat-earlier", "Show earlier messages");
+  earlier.type = "button";
+  earlier.hidden = true;
+  list.before(earlier);
+  const oldestId = () => list.querySelector("[data-message-id]")?.dataset.messageId;
+  earlier.addEventListener("click", () => {
+    const before = Number(oldestId());
+    if (!before || !socket || socket.readyState !== WebSocket.OPEN) return;
+    earlier.disabled = true;
+    socket.send(JSON.stringify({ type: "older", before }));
+  });
+  const showEarlier = (hasMore) => {
+    earlier.hidden = !hasMore;
+    earlier.disabled = false;
+  };
+
   const handlers = {
-    history({ messages }) {
+    history({ messages, has_more: hasMore }) {
       list.replaceChildren(...messages.map(buildMessage));
       if (messages.length) hideSuggestions();
+      showEarlier(hasMore);
       current = null;
       setBusy(false);
+    },
+    "history.older"({ messages, has_more: hasMore }) {
+      list.prepend(...messages.map(buildMessage));
+      showEarlier(hasMore);
     },
     "answer.start"({ extractive, indexing, failed }) {
       const item = buildMessage({ role: "assistant", text: "", citations: {}, extractive, state: "streaming" });
