@@ -66,11 +66,13 @@ from typing import Any
 from benchmarks.environment import BASE_DIR, PAPERS_DIR, RESULTS_DIR, configure, stop_chunk_index
 
 QUESTIONS_FILE = Path(__file__).resolve().parent / "questions.json"
-MODES = {
-    "dense": {"mode": "dense"},
-    "lexical": {"mode": "lexical"},
-    "hybrid": {"mode": "hybrid"},
-    "hybrid, no per-paper cap": {"mode": "hybrid", "uncapped": True},
+# Retrieval modes by the name `--modes` takes, in run order (hybrid, the app's default, first):
+# (label in the report, retrieve_passages mode, whether the per-paper cap is lifted).
+MODES: dict[str, tuple[str, str, bool]] = {
+    "hybrid": ("hybrid", "hybrid", False),
+    "dense": ("dense", "dense", False),
+    "lexical": ("lexical", "lexical", False),
+    "uncapped": ("hybrid, no per-paper cap", "hybrid", True),
 }
 SPLITS = ("tune", "holdout")
 STATUSES = ("answered", "partly_answered", "not_stated", "no_papers")
@@ -554,72 +556,66 @@ def answer_outcome(corpus: Corpus, question: Question) -> Outcome:
     return outcome
 
 
-def retrieval_metrics(
-    corpora: dict[str, Corpus], questions: list[Question], spec: dict[str, Any], top_k: int
-) -> dict[str, float]:
+def retrieval_outcome(corpus: Corpus, question: Question, mode: str, per_paper: int | None) -> dict[str, Any]:
+    """Retrieve for *question* in *mode* (*per_paper*: the cap, None for the setting); the
+    per-question retrieval metrics (`recall`, `reciprocal_rank`, `covered` for multi-paper kinds,
+    `refused` for off-topic) and `ms`."""
     from indexing.retrieval import retrieve_passages
 
-    per_paper = top_k if spec.get("uncapped") else None
-    recall, reciprocal, covered, refused, timings = [], [], [], [], []
-    for question in questions:
-        corpus = corpora[question.corpus]
-        if question.kind == "unanswerable":
-            continue
-        started = time.perf_counter()
-        retrieval = retrieve_passages(
-            papers=corpus.papers, question=question.text, mode=spec["mode"], per_paper=per_paper
-        )
-        timings.append(time.perf_counter() - started)
-        found = [(corpus.file_of.get(ref.paper_id, "?"), ref.page) for ref in retrieval.references]
-        if question.kind == "offtopic":
-            refused.append(not found)
-            continue
-        recall.append(len(set(question.gold) & set(found)) / len(set(question.gold)))
+    started = time.perf_counter()
+    retrieval = retrieve_passages(papers=corpus.papers, question=question.text, mode=mode, per_paper=per_paper)
+    outcome: dict[str, Any] = {"ms": 1000 * (time.perf_counter() - started)}
+    found = [(corpus.file_of.get(ref.paper_id, "?"), ref.page) for ref in retrieval.references]
+    if question.kind == "offtopic":
+        outcome["refused"] = not found
+    elif question.answerable:
+        outcome["recall"] = len(set(question.gold) & set(found)) / len(set(question.gold))
         rank = next((i for i, hit in enumerate(found, start=1) if hit in question.gold), None)
-        reciprocal.append(1 / rank if rank else 0.0)
+        outcome["reciprocal_rank"] = 1 / rank if rank else 0.0
         if question.kind in MULTI_PAPER:
-            covered.append(question.gold_papers <= {paper for paper, _ in found})
-    timings.sort()
+            outcome["covered"] = question.gold_papers <= {paper for paper, _ in found}
+    return outcome
+
+
+def summarise_retrieval(outcomes: Sequence[dict[str, Any]]) -> dict[str, float]:
+    timings = sorted(o["ms"] for o in outcomes)
     return {
-        "recall_at_k": _mean(recall),
-        "mrr": _mean(reciprocal),
-        "cross_paper_coverage": _mean(covered),
-        "offtopic_refused": _mean(refused),
-        "retrieval_ms_p50": 1000 * timings[len(timings) // 2] if timings else float("nan"),
+        "recall_at_k": _mean(o.get("recall") for o in outcomes),
+        "mrr": _mean(o.get("reciprocal_rank") for o in outcomes),
+        "cross_paper_coverage": _mean(o.get("covered") for o in outcomes),
+        "offtopic_refused": _mean(o.get("refused") for o in outcomes),
+        "retrieval_ms_p50": timings[len(timings) // 2] if timings else float("nan"),
     }
 
 
-def evaluate(
-    corpora: dict[str, Corpus], questions: list[Question], *, modes: Sequence[str], with_answers: bool
-) -> dict[str, Any]:
-    """Run every question in every mode of *modes*; return `{mode: {split: metrics}, ...}` and the
-    per-question outcomes under `"questions"` (see the module docstring)."""
+def evaluate(corpora: dict[str, Corpus], questions: list[Question], *, mode: str, with_answers: bool) -> dict[str, Any]:
+    """Run every question in retrieval mode *mode* (a `MODES` name); return `{"label": ...,
+    "splits": {split: metrics}, "questions": {id: outcome}}` (see the module docstring)."""
     from django.conf import settings
     from django.test.utils import override_settings
 
+    label, retrieval_mode, uncapped = MODES[mode]
     top_k = settings.PROJECT_CHAT_TOP_K
-    results: dict[str, Any] = {"modes": {}, "questions": {}}
-    for label in modes:
-        spec = MODES[label]
-        started = time.perf_counter()
-        rows: dict[str, dict[str, float]] = {}
-        for split in (*SPLITS, "all"):
-            chosen = select_split(questions, split)
-            if chosen:
-                rows[split] = retrieval_metrics(corpora, chosen, spec, top_k)
-        if with_answers:
-            overrides: dict[str, Any] = {"RETRIEVAL_MODE": spec["mode"]}
-            if spec.get("uncapped"):
-                overrides["PROJECT_CHAT_MAX_CHUNKS_PER_PAPER"] = top_k
-            with override_settings(**overrides):
-                outcomes = [answer_outcome(corpora[q.corpus], q) for q in questions]
-            for split in rows:
-                chosen_ids = {q.id for q in select_split(questions, split)}
-                rows[split].update(summarise([o for o in outcomes if o.id in chosen_ids]))
-            results["questions"][label] = {o.id: _compact(o) for o in outcomes}
-        results["modes"][label] = rows
-        print(f"  {label}: {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
-    return results
+    per_paper = top_k if uncapped else None
+    started = time.perf_counter()
+    retrieved = {q.id: retrieval_outcome(corpora[q.corpus], q, retrieval_mode, per_paper) for q in questions}
+    rows: dict[str, dict[str, float]] = {}
+    for split in (*SPLITS, "all"):
+        chosen = select_split(questions, split)
+        if chosen:
+            rows[split] = summarise_retrieval([retrieved[q.id] for q in chosen])
+    outcomes: list[Outcome] = []
+    if with_answers:
+        overrides: dict[str, Any] = {"RETRIEVAL_MODE": retrieval_mode}
+        if per_paper is not None:
+            overrides["PROJECT_CHAT_MAX_CHUNKS_PER_PAPER"] = per_paper
+        with override_settings(**overrides):
+            outcomes = [answer_outcome(corpora[q.corpus], q) for q in questions]
+        for split in rows:
+            chosen_ids = {q.id for q in select_split(questions, split)}
+            rows[split].update(summarise([o for o in outcomes if o.id in chosen_ids]))
+    print(f"  {label}: {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
+    return {"label": label, "splits": rows, "questions": {o.id: _compact(o) for o in outcomes}}
 
 
 def _compact(outcome: Outcome) -> dict[str, Any]:
@@ -668,13 +664,15 @@ def render(results: dict[str, Any], questions: list[Question], top_k: int) -> st
         "retrieval p50 ms (with embedding) |",
         "|---|---|---|---|---|---|---|",
     ]
-    for label, rows in results["modes"].items():
+    for result in results["modes"].values():
+        label, rows = result["label"], result["splits"]
         for split, row in rows.items():
             lines.append(
-                f"| {label} | {split} | {row['recall_at_k']:.3f} | {row['mrr']:.3f} | "
-                f"{row['cross_paper_coverage']:.3f} | {row['offtopic_refused']:.3f} | {row['retrieval_ms_p50']:.1f} |"
+                f"| {label} | {split} | {_cell('', row['recall_at_k'])} | {_cell('', row['mrr'])} | "
+                f"{_cell('', row['cross_paper_coverage'])} | {_cell('', row['offtopic_refused'])} | "
+                f"{row['retrieval_ms_p50']:.1f} |"
             )
-    if any("fact_quoted" in row for rows in results["modes"].values() for row in rows.values()):
+    if any("fact_quoted" in row for result in results["modes"].values() for row in result["splits"].values()):
         lines += [
             "",
             "Answers (target from issue 9 in brackets; ✓ met, ✗ not met):",
@@ -682,7 +680,8 @@ def render(results: dict[str, Any], questions: list[Question], top_k: int) -> st
             "| mode | split | " + " | ".join(title for _, title in ANSWER_COLUMNS) + " |",
             "|---|---|" + "---|" * len(ANSWER_COLUMNS),
         ]
-        for label, rows in results["modes"].items():
+        for result in results["modes"].values():
+            label, rows = result["label"], result["splits"]
             for split, row in rows.items():
                 cells = [_cell(metric, row[metric]) for metric, _ in ANSWER_COLUMNS]
                 cells[-1] += f" ({int(row['citations'])})"
@@ -700,7 +699,10 @@ def render_kinds(results: dict[str, Any], questions: list[Question]) -> list[str
         "| mode | " + " | ".join(kinds) + " |",
         "|---|" + "---|" * len(kinds),
     ]
-    for label, outcomes in results["questions"].items():
+    for result in results["modes"].values():
+        label, outcomes = result["label"], result["questions"]
+        if not outcomes:
+            continue
         cells = []
         for kind in kinds:
             chosen = [o for qid, o in outcomes.items() if next(q.kind for q in questions if q.id == qid) == kind]
@@ -720,7 +722,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--keep-server", action="store_true", help="leave the embedded chunk index running")
     parser.add_argument("--split", choices=(*SPLITS, "all"), default="all", help="which questions (default all)")
     parser.add_argument(
-        "--modes", default=",".join(MODES), help=f"comma-separated retrieval modes (default all: {', '.join(MODES)})"
+        "--modes", default=",".join(MODES), help=f"comma-separated, from {', '.join(MODES)} (default all)"
     )
     parser.add_argument("--output", help="results file stem (default benchmarks/results/evaluation)")
     args = parser.parse_args(argv)
@@ -749,18 +751,26 @@ def main(argv: list[str] | None = None) -> None:
         )
         if problems:
             raise SystemExit("Gold labels do not match the papers:\n" + "\n".join(problems))
-        results = evaluate(corpora, questions, modes=modes, with_answers=not args.no_answers)
+        results: dict[str, Any] = {"split": args.split, "modes": {}}
+        for mode in modes:
+            results["modes"][mode] = evaluate(corpora, questions, mode=mode, with_answers=not args.no_answers)
+            # Written after each mode, so an interrupted run keeps the modes it finished.
+            write_results(results, questions, settings.PROJECT_CHAT_TOP_K, args.output)
     finally:
         if not args.keep_server:
             stop_chunk_index()
-    table = render(results, questions, settings.PROJECT_CHAT_TOP_K)
-    print(table)
-    stem = Path(args.output) if args.output else RESULTS_DIR / "evaluation"
+    print(render(results, questions, settings.PROJECT_CHAT_TOP_K))
+
+
+def write_results(results: dict[str, Any], questions: list[Question], top_k: int, output: str | None) -> None:
+    """`<stem>.md` (the tables) and `<stem>.json` (metrics and per-question outcomes); the stem is
+    *output* or `benchmarks/results/evaluation`."""
+    stem = Path(output) if output else RESULTS_DIR / "evaluation"
     stem.parent.mkdir(parents=True, exist_ok=True)
     stem.with_suffix(".md").write_text(
         "# Retrieval and answer evaluation (last run of `./run eval`)\n\nMetrics are defined in "
         "`benchmarks/evaluate.py`; the questions, their gold pages and gold facts are in "
-        "`benchmarks/questions.json`.\n\n" + table + "\n"
+        "`benchmarks/questions.json`.\n\n" + render(results, questions, top_k) + "\n"
     )
     stem.with_suffix(".json").write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n")
 
