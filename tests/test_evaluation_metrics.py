@@ -16,6 +16,7 @@ from benchmarks.evaluate import (
     Question,
     Turn,
     answer_status,
+    check_gold,
     fact_quoted_share,
     followup_resolved,
     gold_page_cited,
@@ -235,6 +236,15 @@ def test_question_set_rejects_an_unknown_split_and_a_missing_fact(tmp_path):
     )
     with pytest.raises(ValueError, match="gold fact"):
         load_questions(path)
+
+
+def test_check_gold_names_a_fact_that_is_not_on_its_gold_page():
+    question = Question("q", "fact", "What chunk size?", (Needed(GFS, (3,), Fact("64 MB"), ("Chunk size",)),))
+    pages = {1: ["page one", "page two: 64 MB", "Chunk size is a key parameter. We chose 6-\n4 MB."]}
+    assert check_gold([question], {1: GFS}, pages) == []
+    pages = {1: ["page one", "page two: 64 MB", "Chunk size is a key parameter."]}
+    assert check_gold([question], {1: GFS}, pages) == ["q: '64 MB' is not on storage/gfs.pdf pages [3]"]
+    assert check_gold([question], {}, {}) == ["q: no paper storage/gfs.pdf"]
 
 
 def pdf_pages(data: bytes) -> list[str]:
