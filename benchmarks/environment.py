@@ -10,7 +10,8 @@ from pathlib import Path
 import django
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-PAPERS_DIR = BASE_DIR.parent / "shared" / "papers"
+# The shared corpus beside the checkout, unless PAPERS_DIR (as for the tests) says where it is.
+PAPERS_DIR = Path(os.environ.get("PAPERS_DIR") or BASE_DIR.parent / "shared" / "papers")
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
 
