@@ -66,7 +66,7 @@ _STOPWORDS = frozenset(STOPWORDS_EN) | frozenset(
 # Words of a question that say nothing about what it asks ("What fanout do the authors use?"):
 # they are searched, but a passage need not contain them to cover the question.
 QUESTION_WORDS = frozenset(
-    "author authors paper papers article work study use uses used using describe describes described say says "
+    "author authors paper papers article use uses used using describe describes described say says "
     "said mention mentions mentioned according discuss discusses discussed report reports reported propose "
     "proposes proposed present presents presented".split()
 )

@@ -38,7 +38,8 @@ def test_without_an_analysis_every_qualifying_paper_still_gets_a_slot():
 
 
 def test_a_broad_question_keeps_every_qualifying_paper():
-    assert set(select(FILLER, Focus(comparison=True))) == {1, 2, 3, 4}
+    assert set(select(FILLER, Focus(comparison=True, broad=True))) == {1, 2, 3, 4}
+    assert select(FILLER, Focus(paper_ids=(4,), comparison=True, broad=True), top_k=1) == [4]
 
 
 def test_in_lexical_mode_the_bar_compares_bm25_scores():
