@@ -167,8 +167,9 @@ class LexicalIndex:
         apply before ranking). Only chunks sharing at least one term with the query are returned.
         `coverage` = sum of IDF of the query terms the chunk contains / sum of IDF of all distinct
         query terms: a chunk that contains the rare words of the question covers most of it. Words
-        that only frame a question (`QUESTION_WORDS`: "authors", "paper", "use") are ranked by but
-        left out of coverage, so "What fanout do the authors use?" is covered by "fanout" alone.
+        that only frame a question (`QUESTION_WORDS`: "authors", "paper", "use") are ranked by, and
+        count for a chunk that holds them, but never against one that does not (the larger of the
+        two coverages is kept): "What fanout do the authors use?" is covered by "fanout" alone.
         """
         terms = list(dict.fromkeys(tokenize(query)))
         if not terms or self._empty or limit <= 0:
@@ -183,11 +184,14 @@ class LexicalIndex:
         if candidates.size > limit:
             candidates = candidates[np.argpartition(-scores[candidates], limit - 1)[:limit]]
         candidates = candidates[np.lexsort((candidates, -scores[candidates]))]
-        # Framing words weigh nothing in coverage (unless the query has nothing else).
-        content = np.array([term not in QUESTION_WORDS for term in terms])
-        idf = np.array([self.idf(term) for term in terms]) * (content if content.any() else 1.0)
+        idf = np.array([self.idf(term) for term in terms])
         matched = per_term[:, candidates] > 0
         coverage = (idf @ matched) / idf.sum()
+        # A framing word never counts against a passage, and counts for one that holds it.
+        content = np.array([term not in QUESTION_WORDS for term in terms])
+        if content.any() and not content.all():
+            content_idf = idf * content
+            coverage = np.maximum(coverage, (content_idf @ matched) / content_idf.sum())
         return [
             LexicalMatch(row=int(row), bm25=float(scores[row]), coverage=float(cov))
             for row, cov in zip(candidates, coverage, strict=True)
