@@ -51,14 +51,14 @@ _UNITS = {
 _NUMBER = r"\d+(?:[.,]\d+)*"
 _UNIT = "|".join(sorted((re.escape(unit) for unit in _UNITS), key=len, reverse=True))
 _TOKEN = re.compile(
-    rf"(?P<low>{_NUMBER})\s*(?:-|\u2013|\u2014|~|\s+to\s+)\s*(?P<high>{_NUMBER})(?:\s*(?P<range_unit>{_UNIT})(?![^\W_]))?"
-    rf"|(?P<number>{_NUMBER})(?:\s*(?P<unit>{_UNIT})(?![^\W_]))?"
+    rf"(?P<low>{_NUMBER})\s*(?:-|\u2013|\u2014|~|\s+to\s+)\s*(?P<high>{_NUMBER})(?:\s*(?P<range_unit>{_UNIT}))?(?![^\W_])"
+    rf"|(?P<number>{_NUMBER})(?:\s*(?P<unit>{_UNIT}))?(?![^\W_])"
     rf"|(?P<cjk>[{_CJK}]+)"
     rf"|(?P<word>[^\W{_CJK}]+(?:-[^\W{_CJK}]+)*)"
 )
 _THOUSANDS = re.compile(r"^\d{1,3}(?:,\d{3})+$")
 _STOPWORDS = frozenset(STOPWORDS_EN) | frozenset(
-    "about above after again also any been before being below between both can could did do does doing down "
+    "about above after again also any been before being below between both can could did does doing down "
     "during each few from further had has have having here how its itself more most must nor only other our "
     "out over own same should some such than that their them then these those through too under until very "
     "was were what when where which while who whom why would you your".split()
@@ -66,7 +66,7 @@ _STOPWORDS = frozenset(STOPWORDS_EN) | frozenset(
 # Words of a question that say nothing about what it asks ("What fanout do the authors use?"):
 # they are searched, but a passage need not contain them to cover the question.
 QUESTION_WORDS = frozenset(
-    "author authors paper papers article use uses used using describe describes described say says "
+    "do author authors paper papers article use uses used using describe describes described say says "
     "said mention mentions mentioned according discuss discusses discussed report reports reported propose "
     "proposes proposed present presents presented".split()
 )
