@@ -262,7 +262,7 @@ RETRIEVAL_RRF_K = env.int("RETRIEVAL_RRF_K", default=60)
 RETRIEVAL_MIN_LEXICAL_COVERAGE = env.float("RETRIEVAL_MIN_LEXICAL_COVERAGE", default=0.6)
 # A paper the question neither names nor compares gets passages only when its best cosine similarity
 # is at least this share of the best overall (no filler from weakly related papers).
-RETRIEVAL_PAPER_RELATIVE_BAR = env.float("RETRIEVAL_PAPER_RELATIVE_BAR", default=0.85)
+RETRIEVAL_PAPER_RELATIVE_BAR = env.float("RETRIEVAL_PAPER_RELATIVE_BAR", default=0.9)
 # A paper the question names keeps its best passage even this far under PROJECT_CHAT_MIN_RELEVANCE.
 RETRIEVAL_NAMED_NEAR_MISS = env.float("RETRIEVAL_NAMED_NEAR_MISS", default=0.05)
 PROJECT_CHAT_HISTORY_TOKENS = env.int("PROJECT_CHAT_HISTORY_TOKENS", default=2000)

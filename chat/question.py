@@ -64,8 +64,9 @@ class QuestionAnalysis:
     rewrite against the conversation when it is a follow-up (`rewritten` then True).
     `named_paper_ids` are the papers the question (or the turn it follows up) names, in the order
     named; `comparison` is True when the question compares or relates several papers or asks
-    broadly across them; `answer_type` the kind of fact asked for; `key_terms` the content words
-    (lower case) that evidence should contain: the query's words without question words, function
+    broadly across them, `broad` when it asks across the project's papers (not only named ones);
+    `answer_type` the kind of fact asked for; `key_terms` the content words (lower case) that
+    evidence should contain: the query's words without question words, function
     words, light verbs ("use", "handle") and the names of the papers it names.
     """
 
@@ -75,6 +76,7 @@ class QuestionAnalysis:
     named_paper_ids: tuple[int, ...] = ()
     comparison: bool = False
     rewritten: bool = False
+    broad: bool = False
     key_terms: tuple[str, ...] = field(default=())
 
 
@@ -337,20 +339,28 @@ def display_name(paper: PaperRef) -> str:
 
 # --- comparison -----------------------------------------------------------------------------------
 
-_COMPARISON = re.compile(
-    r"\b(?:compare[sd]?|comparing|comparison|contrast|differ|differs|different|difference|differences|versus|vs\.?|"
-    r"both|each other|one another|in common|similar|similarities|relationship between|relate to each|"
-    r"which (?:of the )?(?:papers|systems|works|studies|approaches)|(?:all|any|several|other) (?:of )?the "
-    r"(?:papers|systems|works|studies)|across (?:the )?(?:papers|systems|works)|do any of)\b"
-    r"|\band\b[^?]*\beach\b",
+# A question about papers in general, not one of them: "Which papers rely on S2ORC?", "Do both
+# systems use leases?", "Where do the storage systems rely on Paxos?", "How does Raft differ from the others?".
+_PAPERS_NOUN = r"(?:papers|systems|works|studies|approaches|protocols|algorithms|services|tools|projects)"
+_BROAD = re.compile(
+    r"\b(?:which|what|all|any|several|both|these|those|the|other|each|many|most|some|none)\s+"
+    rf"(?:of\s+(?:the|these|those)\s+)?(?:[\w-]+\s+)?{_PAPERS_NOUN}\b"
+    r"|\b(?:across|among|between)\s+(?:the\s+|these\s+)?(?:papers|systems)\b|\bdo any of\b|\bothers\b|"
+    r"\bthe rest\b",
     re.IGNORECASE,
 )
 
 
+def is_broad(text: str) -> bool:
+    """Whether *text* asks across the project's papers rather than about named ones."""
+    return bool(_BROAD.search(text))
+
+
 def is_comparison(text: str, *, named: int) -> bool:
-    """Whether *text* compares or relates papers, or asks across them; *named* is how many papers
-    it names (two or more named papers make a comparison)."""
-    return named >= 2 or bool(_COMPARISON.search(text))
+    """Whether *text* compares or relates papers, or asks across them: it names two or more
+    papers (*named*), or asks broadly (`is_broad`). A comparison word alone ("How does Raft compare
+    with Paxos?", "which keys differ") compares things inside one paper, not papers."""
+    return named >= 2 or is_broad(text)
 
 
 # --- follow-ups -----------------------------------------------------------------------------------
@@ -580,7 +590,8 @@ def analyse_question(question: str, *, history: Sequence[Turn], papers: Sequence
         query=resolved.query,
         answer_type=classify_answer_type(resolved.query),
         named_paper_ids=resolved.focus,
-        comparison=resolved.comparison,
+        comparison=resolved.comparison or is_broad(resolved.query),
+        broad=is_broad(resolved.query),
         rewritten=rewritten,
         key_terms=content_terms(resolved.query, papers),
     )
@@ -647,4 +658,5 @@ def rewrite_with_model(
         rewritten=True,
         named_paper_ids=standalone.named_paper_ids or analysis.named_paper_ids,
         comparison=standalone.comparison or analysis.comparison,
+        broad=standalone.broad,
     )

@@ -190,7 +190,7 @@ def analyse_for_project(project: Project, question: str, history: list[Turn]) ->
 
 def _retrieve(project: Project, analysis: QuestionAnalysis) -> Retrieval:
     papers = _project_papers(project)
-    focus = Focus(paper_ids=analysis.named_paper_ids, comparison=analysis.comparison)
+    focus = Focus(paper_ids=analysis.named_paper_ids, comparison=analysis.comparison, broad=analysis.broad)
     return retrieve_passages(papers=papers, question=analysis.query, focus=focus)
 
 

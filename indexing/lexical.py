@@ -51,14 +51,14 @@ _UNITS = {
 _NUMBER = r"\d+(?:[.,]\d+)*"
 _UNIT = "|".join(sorted((re.escape(unit) for unit in _UNITS), key=len, reverse=True))
 _TOKEN = re.compile(
-    rf"(?P<low>{_NUMBER})\s*(?:-|\u2013|\u2014|~|\s+to\s+)\s*(?P<high>{_NUMBER})(?:\s*(?P<range_unit>{_UNIT})(?![^\W_]))?"
-    rf"|(?P<number>{_NUMBER})(?:\s*(?P<unit>{_UNIT})(?![^\W_]))?"
+    rf"(?P<low>{_NUMBER})\s*(?:-|\u2013|\u2014|~|\s+to\s+)\s*(?P<high>{_NUMBER})(?:\s*(?P<range_unit>{_UNIT}))?(?![^\W_])"
+    rf"|(?P<number>{_NUMBER})(?:\s*(?P<unit>{_UNIT}))?(?![^\W_])"
     rf"|(?P<cjk>[{_CJK}]+)"
     rf"|(?P<word>[^\W{_CJK}]+(?:-[^\W{_CJK}]+)*)"
 )
 _THOUSANDS = re.compile(r"^\d{1,3}(?:,\d{3})+$")
 _STOPWORDS = frozenset(STOPWORDS_EN) | frozenset(
-    "about above after again also any been before being below between both can could did do does doing down "
+    "about above after again also any been before being below between both can could did does doing down "
     "during each few from further had has have having here how its itself more most must nor only other our "
     "out over own same should some such than that their them then these those through too under until very "
     "was were what when where which while who whom why would you your".split()
@@ -66,7 +66,7 @@ _STOPWORDS = frozenset(STOPWORDS_EN) | frozenset(
 # Words of a question that say nothing about what it asks ("What fanout do the authors use?"):
 # they are searched, but a passage need not contain them to cover the question.
 QUESTION_WORDS = frozenset(
-    "author authors paper papers article work study use uses used using describe describes described say says "
+    "do author authors paper papers article use uses used using describe describes described say says "
     "said mention mentions mentioned according discuss discusses discussed report reports reported propose "
     "proposes proposed present presents presented".split()
 )
@@ -167,8 +167,9 @@ class LexicalIndex:
         apply before ranking). Only chunks sharing at least one term with the query are returned.
         `coverage` = sum of IDF of the query terms the chunk contains / sum of IDF of all distinct
         query terms: a chunk that contains the rare words of the question covers most of it. Words
-        that only frame a question (`QUESTION_WORDS`: "authors", "paper", "use") are ranked by but
-        left out of coverage, so "What fanout do the authors use?" is covered by "fanout" alone.
+        that only frame a question (`QUESTION_WORDS`: "authors", "paper", "use") are ranked by, and
+        count for a chunk that holds them, but never against one that does not (the larger of the
+        two coverages is kept): "What fanout do the authors use?" is covered by "fanout" alone.
         """
         terms = list(dict.fromkeys(tokenize(query)))
         if not terms or self._empty or limit <= 0:
@@ -183,11 +184,14 @@ class LexicalIndex:
         if candidates.size > limit:
             candidates = candidates[np.argpartition(-scores[candidates], limit - 1)[:limit]]
         candidates = candidates[np.lexsort((candidates, -scores[candidates]))]
-        # Framing words weigh nothing in coverage (unless the query has nothing else).
-        content = np.array([term not in QUESTION_WORDS for term in terms])
-        idf = np.array([self.idf(term) for term in terms]) * (content if content.any() else 1.0)
+        idf = np.array([self.idf(term) for term in terms])
         matched = per_term[:, candidates] > 0
         coverage = (idf @ matched) / idf.sum()
+        # A framing word never counts against a passage, and counts for one that holds it.
+        content = np.array([term not in QUESTION_WORDS for term in terms])
+        if content.any() and not content.all():
+            content_idf = idf * content
+            coverage = np.maximum(coverage, (content_idf @ matched) / content_idf.sum())
         return [
             LexicalMatch(row=int(row), bm25=float(scores[row]), coverage=float(cov))
             for row, cov in zip(candidates, coverage, strict=True)

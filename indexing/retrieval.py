@@ -21,10 +21,12 @@ question whose rare terms a passage holds verbatim ("What fanout do the authors 
 when its cosine similarity falls just under the bar.
 
 A `Focus` (from the question analysis, `chat.question`) says what the question needs. Papers it
-names are searched alone unless it compares or asks broadly; a comparison keeps one slot for every
-paper it needs; otherwise only papers whose best passage comes close to the best passage overall
-(`RETRIEVAL_PAPER_RELATIVE_BAR`) get slots, so a paper with one weakly qualifying chunk is not
-quoted as filler. Without a focus every paper with a qualifying hit gets a slot.
+names are searched alone (a comparison of named papers keeps one slot for each) unless it asks
+broadly across the papers, when every paper with a qualifying passage gets a slot, named ones
+first. Otherwise only papers whose best passage comes close to the best passage overall
+(`RETRIEVAL_PAPER_RELATIVE_BAR`, by cosine similarity or by lexical coverage) get slots, so a paper
+with one weakly qualifying chunk is not quoted as filler. Without a focus every paper with a
+qualifying hit gets a slot.
 
 A word the project never uses has the largest IDF, so an off-topic question ("best pizza recipe")
 leaves every chunk far below the coverage bar, while a question naming a rare exact term (a
@@ -154,10 +156,11 @@ class Retrieval:
 class Focus:
     """What the question needs, from its analysis: `paper_ids` the papers it names (or the turn it
     follows up named), in the order named; `comparison` True when it compares or relates papers or
-    asks across them."""
+    asks across them; `broad` True when it asks across the project's papers, not only named ones."""
 
     paper_ids: tuple[int, ...] = ()
     comparison: bool = False
+    broad: bool = False
 
 
 @dataclass(frozen=True)
@@ -254,19 +257,29 @@ def _strength(hit: Hit) -> float:
     return hit.score if not math.isnan(hit.score) else -math.inf
 
 
-def papers_near_the_best(hits: Sequence[Hit], *, relative_bar: float) -> set[int]:
+def papers_near_the_best(
+    hits: Sequence[Hit], *, relative_bar: float, min_lexical_coverage: float | None = None
+) -> set[int]:
     """The papers whose best hit is close to the best hit overall: best cosine similarity >=
-    *relative_bar* x the best cosine similarity (cosines of relevant passages are positive). Where
-    no hit has a cosine (lexical mode), BM25 scores are compared the same way."""
+    *relative_bar* x the best cosine similarity (cosines of relevant passages are positive), or,
+    among hits that are strong lexical matches (coverage >= *min_lexical_coverage*), best lexical
+    coverage >= *relative_bar* x the best coverage: an exact match of the question's rare terms
+    counts as much as a close embedding. Where no hit has a cosine (lexical mode), BM25 scores are
+    compared the same way."""
+    near: set[int] = set()
     scored = [hit for hit in hits if not math.isnan(hit.score)]
     if scored and max(hit.score for hit in scored) > 0:
         top = max(hit.score for hit in scored)
-        return {hit.paper_id for hit in scored if hit.score >= relative_bar * top}
-    bm25 = [hit for hit in hits if hit.bm25 is not None]
-    if not bm25:
-        return {hit.paper_id for hit in hits}
-    top = max(hit.bm25 or 0.0 for hit in bm25)
-    return {hit.paper_id for hit in bm25 if (hit.bm25 or 0.0) >= relative_bar * top}
+        near |= {hit.paper_id for hit in scored if hit.score >= relative_bar * top}
+    else:
+        bm25 = [hit for hit in hits if hit.bm25 is not None]
+        top_bm25 = max((hit.bm25 or 0.0 for hit in bm25), default=0.0)
+        near |= {hit.paper_id for hit in bm25 if (hit.bm25 or 0.0) >= relative_bar * top_bm25}
+    if min_lexical_coverage is not None:
+        lexical = [hit for hit in hits if hit.bm25 is not None and hit.lexical_coverage >= min_lexical_coverage]
+        top_coverage = max((hit.lexical_coverage for hit in lexical), default=0.0)
+        near |= {hit.paper_id for hit in lexical if hit.lexical_coverage >= relative_bar * top_coverage}
+    return near if (scored or any(hit.bm25 is not None for hit in hits)) else {hit.paper_id for hit in hits}
 
 
 def select_passages(
@@ -286,8 +299,9 @@ def select_passages(
 
     Which papers get slots: without a *focus*, every paper with a relevant hit. With one, the papers
     it names always do (their best hit qualifies even *near_miss* under *min_relevance*), and
-    before the others; a comparison also gives every other paper with a relevant hit a slot;
-    otherwise only papers near the best (`papers_near_the_best` with *relative_bar*) do.
+    before the others; a broad question also gives every other paper with a relevant hit a slot, a
+    question naming papers gives none; otherwise only papers near the best (`papers_near_the_best`
+    with *relative_bar*) get slots.
 
     *hits* must be in ranking order, best first (by cosine, BM25 or fused score, whichever the mode
     ranks by). Stable: the result keeps the input order.
@@ -305,10 +319,14 @@ def select_passages(
             if not any(papers_hits) and floor is not None and _strength(hits[best_of[pid]]) >= floor:
                 keep[best_of[pid]] = True
     qualifying = [hit for hit, kept in zip(hits, keep, strict=True) if kept]
-    if focus is not None:
-        if not focus.comparison:
-            near = papers_near_the_best(qualifying, relative_bar=relative_bar) if not needed else set()
-            qualifying = [hit for hit in qualifying if hit.paper_id in needed or hit.paper_id in near]
+    if focus is not None and not focus.broad:
+        if needed:
+            qualifying = [hit for hit in qualifying if hit.paper_id in needed]
+        else:
+            near = papers_near_the_best(
+                qualifying, relative_bar=relative_bar, min_lexical_coverage=min_lexical_coverage
+            )
+            qualifying = [hit for hit in qualifying if hit.paper_id in near]
     chosen: set[int] = set()
     per_paper_count: dict[int, int] = {}
     order = sorted(range(len(qualifying)), key=lambda p: (qualifying[p].paper_id not in needed, p))
@@ -620,7 +638,7 @@ def retrieve_passages(
     versions = paper_versions(ready)
     ranked = searched
     named = {pid for pid in focus.paper_ids if pid in searched} if focus is not None else set()
-    if named and (len(named) >= 2 or not (focus is not None and focus.comparison)):
+    if named and not (focus is not None and focus.broad):
         ranked = named  # "According to the ZooKeeper paper, ...", "How do GFS and Bigtable ...?"
     limit = min(max(top_k * 4, per_paper * len(ranked) * 2), MAX_CANDIDATES)
     query = None if mode == "lexical" else embed_query(question)

@@ -99,7 +99,7 @@ def test_a_plain_capitalised_name_in_lower_case_is_an_ordinary_word():
     "question",
     [
         "How do GFS and Bigtable depend on each other?",
-        "Compare the consistency models of GFS and Dynamo.",
+        "Compare the consistency models of GFS and Bigtable.",
         "How does Raft differ from Paxos Made Simple?",
         "Which papers rely on S2ORC?",
         "How do the storage systems and the lock service each handle failures?",
@@ -243,3 +243,15 @@ def test_its_belonging_to_a_noun_of_the_question_is_no_reference():
     analysis = analyse("How does a replicated system keep its state consistent?", MEMBERSHIP)
     assert analysis.rewritten is False
     assert analyse("What is its chunk size?", ("How does GFS store files?", (4,))).query == "What is GFS's chunk size?"
+
+
+def test_a_comparison_word_inside_one_paper_is_no_comparison_of_papers():
+    for question in ("How does Dynamo capture causality between different versions?", "Which keys differ?"):
+        assert analyse(question).comparison is False
+
+
+def test_broad_questions_are_told_apart_from_comparisons_of_named_papers():
+    assert analyse("Where do the storage systems rely on Paxos through Chubby?").broad is True
+    assert analyse("Where do the storage systems rely on Paxos through Chubby?").named_paper_ids == (1,)
+    compared = analyse("How do GFS and Bigtable depend on each other?")
+    assert (compared.comparison, compared.broad) == (True, False)

@@ -38,13 +38,14 @@ def test_without_an_analysis_every_qualifying_paper_still_gets_a_slot():
 
 
 def test_a_broad_question_keeps_every_qualifying_paper():
-    assert set(select(FILLER, Focus(comparison=True))) == {1, 2, 3, 4}
+    assert set(select(FILLER, Focus(comparison=True, broad=True))) == {1, 2, 3, 4}
+    assert select(FILLER, Focus(paper_ids=(4,), comparison=True, broad=True), top_k=1) == [4]
 
 
 def test_in_lexical_mode_the_bar_compares_bm25_scores():
     ranked = [
-        Hit(paper_id=p, chunk_index=i, page_number=1, text="t", score=float("nan"), bm25=b, lexical_coverage=1.0)
-        for i, (p, b) in enumerate([(1, 10.0), (2, 9.0), (3, 2.0)])
+        Hit(paper_id=p, chunk_index=i, page_number=1, text="t", score=float("nan"), bm25=b, lexical_coverage=c)
+        for i, (p, b, c) in enumerate([(1, 10.0, 1.0), (2, 9.0, 0.7), (3, 2.0, 0.6)])
     ]
     chosen = select_passages(
         ranked, min_relevance=None, min_lexical_coverage=0.6, top_k=10, per_paper=5, focus=Focus(), relative_bar=0.85
@@ -137,3 +138,15 @@ def test_a_short_question_whose_rare_word_a_passage_holds_verbatim_qualifies(ali
     retrieval = retrieve_passages(papers=[paper], question="What fanout do the authors use?", focus=Focus())
     assert retrieval.references
     assert "fanout of three" in " ".join(retrieval.references[0].text.split())
+
+
+def test_an_exact_match_as_strong_as_the_best_passes_the_bar_despite_its_cosine():
+    ranked = [
+        Hit(paper_id=1, chunk_index=0, page_number=1, text="t", score=0.36, bm25=1.0, lexical_coverage=0.2),
+        Hit(paper_id=2, chunk_index=1, page_number=1, text="t", score=0.26, bm25=5.0, lexical_coverage=1.0),
+        Hit(paper_id=3, chunk_index=2, page_number=1, text="t", score=0.31, bm25=0.5, lexical_coverage=0.1),
+    ]
+    chosen = select_passages(
+        ranked, min_relevance=0.3, min_lexical_coverage=0.6, top_k=10, per_paper=5, focus=Focus(), relative_bar=0.9
+    )
+    assert {hit.paper_id for hit in chosen} == {1, 2}
