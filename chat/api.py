@@ -133,7 +133,7 @@ class ProjectChatView(APIView):
             response["Cache-Control"] = "no-cache"
             response["X-Accel-Buffering"] = "no"  # proxies must not hold events back
             return response
-        return Response(answer_json(answer_question(project=project, user=request.user, question=question)))
+        return Response(answer_json(answer_question(project=project, user=request.user, question=question, chat=True)))
 
     @extend_schema(responses={204: None}, summary="Clear the project's chat")
     def delete(self, request: AuthenticatedRequest, pk: int) -> Response:

@@ -120,7 +120,7 @@ def test_same_titled_papers_are_told_apart_in_the_answer_and_its_citations(alice
     add_papers_to_project(project=project, papers=papers, user=alice)
 
     answer = answer_question(
-        project=project, user=alice, question="What is the load of a majority system over nine servers?"
+        project=project, user=alice, question="What is the load of a majority system over nine servers?", chat=True
     )
 
     assert "- A Note on Quorum Systems (Brenner 1998): “The optimal load of a majority system" in answer.text
