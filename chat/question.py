@@ -28,6 +28,7 @@ from enum import StrEnum
 from functools import lru_cache
 
 from chat.prompts import Turn
+from indexing.chunking import is_vocabulary_word
 
 logger = logging.getLogger(__name__)
 
@@ -238,6 +239,10 @@ def paper_names(paper: PaperRef) -> tuple[str, ...]:
     if leading:  # the paper has a name of its own; more words of its subtitle would only mislead
         return tuple(names)
     words = _title_words(title)
+    # A coined word opening the title is the paper's subject and name: "Paxos Made Simple".
+    opening = [w for w in words if w.casefold() not in ("the", "a", "an")][:1]
+    if opening and opening[0][:1].isupper() and opening[0].isalpha() and not is_vocabulary_word(opening[0]):
+        add(opening[0])
     for word in words:
         if "-" not in word and _DISTINCT_WORD.match(word):
             add(word)

@@ -58,6 +58,12 @@ def _vocabulary() -> frozenset[str]:
     return frozenset(token for token in _tokenizer().get_vocab() if token.isalpha())
 
 
+def is_vocabulary_word(word: str) -> bool:
+    """Whether *word* (any case) is a whole word of the embedding tokenizer's ~30k-word English
+    vocabulary: a cheap, offline test for "an ordinary English word" versus a coined name ("Paxos")."""
+    return word.lower() in _vocabulary()
+
+
 def count_tokens(text: str) -> int:
     """Number of word pieces in *text* (no special tokens)."""
     return len(_tokenizer().encode(text, add_special_tokens=False).ids)

@@ -53,6 +53,11 @@ def test_short_names_come_from_the_title_or_the_abstracts_introduction(paper, na
     assert paper_names(paper)[0] == name
 
 
+def test_a_coined_word_opening_a_title_is_its_name_but_an_ordinary_word_is_not():
+    assert "Paxos" in paper_names(PAXOS)
+    assert "Note" not in paper_names(PaperRef(7, "A Note on Quorum Systems"))
+
+
 def test_a_parenthesised_name_in_a_title_is_a_short_name_but_a_version_note_is_not():
     assert "Raft" in paper_names(PaperRef(9, "In Search of an Understandable Consensus Algorithm (Raft)"))
     assert paper_names(PaperRef(9, "A study of caching (Extended Version)")) == ()
@@ -81,6 +86,7 @@ def test_surnames_come_from_the_first_author_in_any_common_form():
         ("What does the Google File System say about record appends?", (4,)),
         ("What is zookeeper's consistency model?", (3,)),
         ("How do GFS and Bigtable depend on each other?", (4, 5)),
+        ("How does Raft elect a leader, and how does Paxos choose a value?", (2, 6)),
         ("How do leaders get elected?", ()),
     ],
 )
@@ -252,6 +258,7 @@ def test_a_comparison_word_inside_one_paper_is_no_comparison_of_papers():
 
 def test_broad_questions_are_told_apart_from_comparisons_of_named_papers():
     assert analyse("Where do the storage systems rely on Paxos through Chubby?").broad is True
-    assert analyse("Where do the storage systems rely on Paxos through Chubby?").named_paper_ids == (1,)
+    # "Paxos" names the Paxos paper too; a broad question searches every paper all the same.
+    assert analyse("Where do the storage systems rely on Paxos through Chubby?").named_paper_ids == (6, 1)
     compared = analyse("How do GFS and Bigtable depend on each other?")
     assert (compared.comparison, compared.broad) == (True, False)
