@@ -53,7 +53,7 @@ def _tokenizer() -> Tokenizer:
 
 
 @cache
-def _vocabulary() -> frozenset[str]:
+def vocabulary() -> frozenset[str]:
     """Whole words (not "##" continuations) of the tokenizer's vocabulary, lower case."""
     return frozenset(token for token in _tokenizer().get_vocab() if token.isalpha())
 
@@ -71,13 +71,13 @@ def dehyphenate(text: str) -> str:
     ("implemen-\\ntation" -> "implementation"); otherwise it is a real hyphen and stays
     ("fault-\\ntolerant" -> "fault-tolerant"). Used for what is embedded, searched and quoted.
     """
-    vocabulary = _vocabulary()
+    known = vocabulary()
     seen = {word.lower() for word in re.findall(r"[A-Za-z]+", text)}
 
     def join(match: re.Match[str]) -> str:
         left, right = match.group(1), match.group(2)
         joined = left + right
-        if joined.lower() in vocabulary or joined.lower() in seen:
+        if joined.lower() in known or joined.lower() in seen:
             return joined
         return f"{left}-{right}"
 
