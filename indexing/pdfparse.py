@@ -211,9 +211,9 @@ def find_gutters(rows: Sequence[Sequence[dict[str, Any]]]) -> list[tuple[float, 
         start = x
         while x < width and in_band[x]:
             x += 1
-        if x - start >= min_width:
+        if x - start >= min_width and _holds_prose(rows, (float(left + start), float(left + x))):
             bands.append(_core(covered, start, x, left))
-    return [band for band in bands if _holds_prose(rows, band)]
+    return bands
 
 
 def _core(covered: list[int], start: int, end: int, left: int) -> tuple[float, float]:
@@ -322,10 +322,9 @@ def page_text(page: Any) -> tuple[str, int]:
     if rotated_share > 0.5 or len(words) < MIN_WORDS_FOR_COLUMNS:
         return _text_of(page, **options), 1
     rows = _rows([w for w in words if w.get("upright", True)])
-    gutters = find_gutters(rows)
-    if not gutters:
-        return _text_of(page, **options), 1
     x0, page_top, x1, page_bottom = page.bbox
+    # Without an empty band, the page centre (the usual two-column gutter) is tried row by row.
+    gutters = find_gutters(rows) or [((x0 + x1) / 2 - 1.0, (x0 + x1) / 2 + 1.0)]
     bands: list[list[Any]] = []  # [top, bottom, columnar]
     for row in rows:
         top, bottom = min(w["top"] for w in row), max(w["bottom"] for w in row)
@@ -343,7 +342,8 @@ def page_text(page: Any) -> tuple[str, int]:
             parts.extend(_region_text(page, upper, lower, a, b, **options) for a, b in itertools.pairwise(cuts))
         else:
             parts.append(_region_text(page, upper, lower, x0, x1 + 1, **options))
-    return "\n".join(part for part in parts if part.strip()), len(cuts) - 1
+    columns = len(cuts) - 1 if any(columnar for _, _, columnar in bands) else 1
+    return "\n".join(part for part in parts if part.strip()), columns
 
 
 def _image_coverage(page: Any) -> float:
@@ -390,16 +390,22 @@ def overprinted(chars: Sequence[dict[str, Any]]) -> set[int]:
     """Indexes of characters that repeat an earlier one (same text and size) within DEDUPE_TOLERANCE
     points: fake bold, drawn twice with a tiny offset. pdfplumber's `dedupe_chars()` does the same,
     several times slower on a dense page; this one looks up neighbouring grid cells."""
-    seen: set[tuple[str, int, int, int]] = set()
+    cells: dict[tuple[str, int, int, int], list[tuple[float, float]]] = {}
     repeats = set()
     for index, char in enumerate(chars):
         size = round(char.get("size", 0))
-        x, y = round(char["x0"] / DEDUPE_TOLERANCE), round(char["top"] / DEDUPE_TOLERANCE)
-        near = ((char["text"], size, x + dx, y + dy) for dx in (-1, 0, 1) for dy in (-1, 0, 1))
-        if any(key in seen for key in near):
+        x, y = char["x0"], char["top"]
+        cell = (char["text"], size, int(x // DEDUPE_TOLERANCE), int(y // DEDUPE_TOLERANCE))
+        near = (
+            point
+            for dx in (-1, 0, 1)
+            for dy in (-1, 0, 1)
+            for point in cells.get((cell[0], size, cell[2] + dx, cell[3] + dy), ())
+        )
+        if any(abs(x - px) <= DEDUPE_TOLERANCE and abs(y - py) <= DEDUPE_TOLERANCE for px, py in near):
             repeats.add(index)
         else:
-            seen.add((char["text"], size, x, y))
+            cells.setdefault(cell, []).append((x, y))
     return repeats
 
 
