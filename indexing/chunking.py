@@ -24,6 +24,11 @@ _HEADING = re.compile(
     r"|(?i:abstract|introduction|conclusions?|related work|acknowl?edge?ments?|references))$"
 )
 _HYPHEN_BREAK = re.compile(r"(\w+)-\n(\w+)")
+# Sentence ends: a Latin stop (with any closing quote) before a space and a capital or bracket, or
+# a CJK full-width stop (U+3002, U+FF01, U+FF1F, with any closing quote or bracket), which needs no
+# space after it.
+_LATIN_SENTENCE_END = re.compile(r"([.!?][\"'\u201d\u2019)]*)\s+(?=[A-Z(\[])")
+_CJK_SENTENCE_END = re.compile(r"([\u3002\uff01\uff1f][\u300d\u300f\uff09\u201d]*)\s*")
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,17 @@ def dehyphenate(text: str) -> str:
         return f"{left}-{right}"
 
     return re.sub(r"\s*\n\s*", " ", _HYPHEN_BREAK.sub(join, text))
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of *text* (one paragraph, newlines folded), stripped, in order.
+
+    Latin-script sentences end at ".", "!" or "?" followed by a space and a capital ("e.g. the"
+    does not split); Chinese and Japanese sentences end at the full-width stops U+3002, U+FF01 or
+    U+FF1F, with or without a space after, so a CJK paragraph is not one giant sentence.
+    """
+    marked = _CJK_SENTENCE_END.sub("\\1\n", _LATIN_SENTENCE_END.sub("\\1\n", re.sub(r"\s*\n\s*", " ", text)))
+    return [part.strip() for part in marked.split("\n") if part.strip()]
 
 
 def is_heading(line: str) -> bool:

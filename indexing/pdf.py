@@ -31,7 +31,7 @@ MAX_UNMAPPED_SHARE = 0.5
 # A Latin-script page of at least DICTIONARY_MIN_WORDS words of which fewer than this share are
 # words of the embedding model's vocabulary is garbled (a font that maps glyphs to wrong letters).
 MIN_DICTIONARY_SHARE = 0.3
-DICTIONARY_MIN_WORDS = 20
+DICTIONARY_MIN_WORDS = 10
 # A page whose images cover at least this share of it and that holds fewer than SCAN_MAX_CHARS
 # characters of text is a scan (a stamp or a "Downloaded from" line over a page image).
 SCAN_IMAGE_COVERAGE = 0.6

@@ -262,13 +262,15 @@ def _run_length(spans: list[tuple[float, float]], wide: float) -> int:
 
 
 def _crosses(row: Sequence[dict[str, Any]], gutters: Sequence[tuple[float, float]]) -> bool:
-    """Whether a row runs across a gutter: a word lies over it, or the row's gap there is an
-    ordinary word space (under 0.6 of the text height), as in a centred title."""
+    """Whether a row runs across a gutter: a word straddles the gutter's middle (where the columns
+    are cut), or the row's gap there is an ordinary word space (under 0.6 of the text height), as
+    in a centred title. A ragged line that only reaches into the gutter does not cross it."""
     for g0, g1 in gutters:
-        if any(w["x0"] < g1 - 1 and w["x1"] > g0 + 1 for w in row):
+        cut = (g0 + g1) / 2
+        if any(w["x0"] < cut - 1 and w["x1"] > cut + 1 for w in row):
             return True
-        before = [w for w in row if w["x1"] <= g0 + 1]
-        after = [w for w in row if w["x0"] >= g1 - 1]
+        before = [w for w in row if w["x1"] <= cut + 1]
+        after = [w for w in row if w["x0"] >= cut - 1]
         if before and after:
             last, first = max(before, key=lambda w: w["x1"]), min(after, key=lambda w: w["x0"])
             height = max(last["bottom"] - last["top"], first["bottom"] - first["top"])
@@ -310,6 +312,23 @@ def _rotated_options(page: Any) -> tuple[dict[str, str], float]:
     return options, len(rotated) / len(chars)
 
 
+def _rotated_text(page: Any) -> str:
+    """The text of a page drawn mostly at 90 degrees (a landscape table on a portrait page), read
+    along its baseline: every character is placed where it would be were the page turned upright,
+    and the page's text is read from those places."""
+    from pdfplumber.utils import extract_text
+
+    width, height = page.width, page.height
+    upright = []
+    for char in page.chars:
+        if char["matrix"][1] > 0:  # anticlockwise: reads bottom to top, lines go left to right
+            x0, x1, top, bottom = height - char["bottom"], height - char["top"], char["x0"], char["x1"]
+        else:  # clockwise: reads top to bottom, lines go right to left
+            x0, x1, top, bottom = char["top"], char["bottom"], width - char["x1"], width - char["x0"]
+        upright.append({**char, "x0": x0, "x1": x1, "top": top, "bottom": bottom, "doctop": top, "upright": True})
+    return extract_text(upright, x_tolerance_ratio=X_TOLERANCE_RATIO) or ""
+
+
 def page_text(page: Any) -> tuple[str, int]:
     """The reading-order text of one pdfplumber page (before normalisation), and its column count.
 
@@ -318,8 +337,10 @@ def page_text(page: Any) -> tuple[str, int]:
     column, left to right. A one-column page is one full-width band.
     """
     options, rotated_share = _rotated_options(page)
+    if rotated_share > 0.5:
+        return _rotated_text(page), 1
     words = page.extract_words(x_tolerance_ratio=X_TOLERANCE_RATIO, **options)
-    if rotated_share > 0.5 or len(words) < MIN_WORDS_FOR_COLUMNS:
+    if len(words) < MIN_WORDS_FOR_COLUMNS:
         return _text_of(page, **options), 1
     rows = _rows([w for w in words if w.get("upright", True)])
     x0, page_top, x1, page_bottom = page.bbox
