@@ -344,9 +344,11 @@ def _line_key(line: str) -> str:
 def strip_running_lines(pages: list[str]) -> tuple[list[str], list[str]]:
     """Take running headers and footers out of *pages* and read printed page numbers from them.
 
-    A running line is one of the first or last RUNNING_LINE_DEPTH lines of a page whose text, with
-    every number read as "#", recurs in those places on at least RUNNING_LINE_SHARE of the pages
-    (and at least three): "To appear in OSDI 2004", "Journal X · page 3 of 6", a bare "4970".
+    A running line is a line whose text, with every number read as "#", recurs on at least
+    RUNNING_LINE_SHARE of the pages (and at least three), among the first or last
+    RUNNING_LINE_DEPTH lines of a page or, anywhere on it, among short lines of three to eight
+    words (a footer read at the foot of the left column): "To appear in OSDI 2004",
+    "Journal X · page 3 of 6", a bare "4970".
     The printed number of a page is the number in its running lines that sits at the offset from
     the physical page number most pages agree on ("4970" on page 2 -> offset 4968); pages without
     one get physical + offset. Returns (pages, printed numbers as strings, "" where unknown).
@@ -355,7 +357,7 @@ def strip_running_lines(pages: list[str]) -> tuple[list[str], list[str]]:
     no_numbers = [""] * count
     if count < 3:
         return pages, no_numbers
-    edges = [_edge_lines(text) for text in pages]
+    edges = [_candidate_lines(text) for text in pages]
     seen: Counter[str] = Counter()
     for lines in edges:
         seen.update({_line_key(lines_text) for _, lines_text in lines})
@@ -379,11 +381,16 @@ def strip_running_lines(pages: list[str]) -> tuple[list[str], list[str]]:
     return stripped, [str(page + offset) for page in range(1, count + 1)]
 
 
-def _edge_lines(text: str) -> list[tuple[int, str]]:
+def _candidate_lines(text: str) -> list[tuple[int, str]]:
+    """(index, line) of the lines of *text* that may be running lines (see strip_running_lines)."""
     lines = text.split("\n")
     depth = min(RUNNING_LINE_DEPTH, len(lines) // 2)
-    indexes = sorted(set(range(depth)) | set(range(len(lines) - depth, len(lines))))
-    return [(index, lines[index]) for index in indexes if lines[index].strip()]
+    edges = set(range(depth)) | set(range(len(lines) - depth, len(lines)))
+    return [
+        (index, line)
+        for index, line in enumerate(lines)
+        if line.strip() and (index in edges or 3 <= len(_WORD.findall(line)) <= 8)
+    ]
 
 
 @dataclass(frozen=True)

@@ -146,10 +146,11 @@ def _resource_manager() -> Any:
             except Exception:  # a damaged font program: keep pdfminer's reading
                 return font
             # The font's /Encoding, where given, overrides the program's; else the program's is it.
-            explicit = "Encoding" in spec
-            for code, text in built_in.items():
-                if not explicit or code not in font.cid2unicode:
-                    font.cid2unicode[code] = text
+            # A new dict: pdfminer shares one dict per named encoding between all its fonts.
+            if "Encoding" in spec:
+                font.cid2unicode = {**built_in, **font.cid2unicode}
+            else:
+                font.cid2unicode = {**font.cid2unicode, **built_in}
             return font
 
     return FontRepairingResourceManager()
@@ -478,7 +479,6 @@ def parse(path: str, *, max_page_chars: int) -> dict[str, Any]:
         with pdfplumber.open(path) as pdf:
             pdf.rsrcmgr = _resource_manager()
             metadata = {str(k): str(v) for k, v in (pdf.metadata or {}).items() if isinstance(v, (str, int, float))}
-            metadata = {key: logical_order(value) for key, value in metadata.items()}
             pages: list[str] = []
             facts: list[PageFacts] = []
             for page in pdf.pages:

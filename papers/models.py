@@ -26,6 +26,10 @@ class PaperQuerySet(models.QuerySet["Paper"]):
         """Papers whose chunks for the configured embedding model are complete."""
         return self.filter(index_status=Paper.IndexStatus.READY, embedding_model=configured_model_name())
 
+    def with_extraction_warning(self) -> PaperQuerySet:
+        """Papers indexed without some of their pages (image-only or garbled ones)."""
+        return self.exclude(extraction_warning="")
+
     def not_ready(self) -> PaperQuerySet:
         return self.filter(~Q(index_status=Paper.IndexStatus.READY) | ~Q(embedding_model=configured_model_name()))
 
