@@ -351,7 +351,8 @@ def strip_running_lines(pages: list[str]) -> tuple[list[str], list[str]]:
     "Journal X · page 3 of 6", a bare "4970".
     The printed number of a page is the number in its running lines that sits at the offset from
     the physical page number most pages agree on ("4970" on page 2 -> offset 4968); pages without
-    one get physical + offset. Returns (pages, printed numbers as strings, "" where unknown).
+    one get physical + offset (none below 1: front matter before page 1).
+    Returns (pages, printed numbers as strings, "" where unknown).
     """
     count = len(pages)
     no_numbers = [""] * count
@@ -378,7 +379,7 @@ def strip_running_lines(pages: list[str]) -> tuple[list[str], list[str]]:
     offset, support = offsets.most_common(1)[0]
     if support < max(2, count // 2):
         return stripped, no_numbers
-    return stripped, [str(page + offset) for page in range(1, count + 1)]
+    return stripped, [str(page + offset) if page + offset >= 1 else "" for page in range(1, count + 1)]
 
 
 def _candidate_lines(text: str) -> list[tuple[int, str]]:

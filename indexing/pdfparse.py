@@ -348,9 +348,11 @@ def page_text(page: Any) -> tuple[str, int]:
     # Without an empty band, the page centre (the usual two-column gutter) is tried row by row.
     gutters = find_gutters(rows) or [((x0 + x1) / 2 - 1.0, (x0 + x1) / 2 + 1.0)]
     bands: list[list[Any]] = []  # [top, bottom, columnar]
+    columnar_rows = 0
     for row in rows:
         top, bottom = min(w["top"] for w in row), max(w["bottom"] for w in row)
         columnar = not _crosses(row, gutters)
+        columnar_rows += columnar
         if bands and bands[-1][2] == columnar:
             bands[-1][1] = bottom
         else:
@@ -364,7 +366,9 @@ def page_text(page: Any) -> tuple[str, int]:
             parts.extend(_region_text(page, upper, lower, a, b, **options) for a, b in itertools.pairwise(cuts))
         else:
             parts.append(_region_text(page, upper, lower, x0, x1 + 1, **options))
-    columns = len(cuts) - 1 if any(columnar for _, _, columnar in bands) else 1
+    # Reported columns: a one-column page's short lines leave the centre clear too, so the centre
+    # counts as a gutter only when most rows leave it clear.
+    columns = len(cuts) - 1 if columnar_rows > len(rows) / 2 else 1
     return "\n".join(part for part in parts if part.strip()), columns
 
 
