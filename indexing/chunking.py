@@ -24,6 +24,11 @@ _HEADING = re.compile(
     r"|(?i:abstract|introduction|conclusions?|related work|acknowl?edge?ments?|references))$"
 )
 _HYPHEN_BREAK = re.compile(r"(\w+)-\n(\w+)")
+# Sentence ends: a Latin stop (with any closing quote) before a space and a capital or bracket, or
+# a CJK full-width stop (U+3002, U+FF01, U+FF1F, with any closing quote or bracket), which needs no
+# space after it.
+_LATIN_SENTENCE_END = re.compile(r"([.!?][\"'\u201d\u2019)]*)\s+(?=[A-Z(\[])")
+_CJK_SENTENCE_END = re.compile(r"([\u3002\uff01\uff1f][\u300d\u300f\uff09\u201d]*)\s*")
 
 
 @dataclass(frozen=True)
@@ -53,7 +58,7 @@ def _tokenizer() -> Tokenizer:
 
 
 @cache
-def _vocabulary() -> frozenset[str]:
+def vocabulary() -> frozenset[str]:
     """Whole words (not "##" continuations) of the tokenizer's vocabulary, lower case."""
     return frozenset(token for token in _tokenizer().get_vocab() if token.isalpha())
 
@@ -61,7 +66,7 @@ def _vocabulary() -> frozenset[str]:
 def is_vocabulary_word(word: str) -> bool:
     """Whether *word* (any case) is a whole word of the embedding tokenizer's ~30k-word English
     vocabulary: a cheap, offline test for "an ordinary English word" versus a coined name ("Paxos")."""
-    return word.lower() in _vocabulary()
+    return word.lower() in vocabulary()
 
 
 def count_tokens(text: str) -> int:
@@ -77,17 +82,28 @@ def dehyphenate(text: str) -> str:
     ("implemen-\\ntation" -> "implementation"); otherwise it is a real hyphen and stays
     ("fault-\\ntolerant" -> "fault-tolerant"). Used for what is embedded, searched and quoted.
     """
-    vocabulary = _vocabulary()
+    known = vocabulary()
     seen = {word.lower() for word in re.findall(r"[A-Za-z]+", text)}
 
     def join(match: re.Match[str]) -> str:
         left, right = match.group(1), match.group(2)
         joined = left + right
-        if joined.lower() in vocabulary or joined.lower() in seen:
+        if joined.lower() in known or joined.lower() in seen:
             return joined
         return f"{left}-{right}"
 
     return re.sub(r"\s*\n\s*", " ", _HYPHEN_BREAK.sub(join, text))
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of *text* (one paragraph, newlines folded), stripped, in order.
+
+    Latin-script sentences end at ".", "!" or "?" followed by a space and a capital ("e.g. the"
+    does not split); Chinese and Japanese sentences end at the full-width stops U+3002, U+FF01 or
+    U+FF1F, with or without a space after, so a CJK paragraph is not one giant sentence.
+    """
+    marked = _CJK_SENTENCE_END.sub("\\1\n", _LATIN_SENTENCE_END.sub("\\1\n", re.sub(r"\s*\n\s*", " ", text)))
+    return [part.strip() for part in marked.split("\n") if part.strip()]
 
 
 def is_heading(line: str) -> bool:

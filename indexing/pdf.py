@@ -14,15 +14,32 @@ import resource
 import signal
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 
 from annotagent.errors import AnnotagentError, ServiceUnavailableError
+from indexing.pdfparse import character_counts
 
-# A page with fewer characters than this counts as having no text layer.
+# A page with fewer text characters than this is `little_text` (still indexed).
 MIN_TEXT_CHARS_PER_PAGE = 20
+# A page whose drawn glyphs are at least this share unmapped (no Unicode, no glyph name) is garbled.
+MAX_UNMAPPED_SHARE = 0.5
+# A Latin-script page of at least DICTIONARY_MIN_WORDS words of which fewer than this share are
+# words of the embedding model's vocabulary is garbled (a font that maps glyphs to wrong letters).
+MIN_DICTIONARY_SHARE = 0.3
+DICTIONARY_MIN_WORDS = 10
+# A page whose images cover at least this share of it and that holds fewer than SCAN_MAX_CHARS
+# characters of text is a scan (a stamp or a "Downloaded from" line over a page image).
+SCAN_IMAGE_COVERAGE = 0.6
+SCAN_MAX_CHARS = 200
+# A line at the top or bottom of pages (digits aside) repeated on at least this share of the pages,
+# and on at least three, is a running header or footer.
+RUNNING_LINE_SHARE = 0.4
+RUNNING_LINE_DEPTH = 3
 
 
 class PdfError(AnnotagentError):
@@ -43,6 +60,18 @@ class PdfNoTextError(PdfError):
     code = "pdf_no_text"
 
 
+class PdfGarbledError(PdfError):
+    """The PDF's text layer cannot be read: its glyphs do not map to letters."""
+
+    code = "pdf_garbled"
+
+
+class PdfEmptyError(PdfError):
+    """The PDF's pages are blank: no text and no images."""
+
+    code = "pdf_empty"
+
+
 class PdfInterruptedError(ServiceUnavailableError):
     """The parser was stopped from outside (a shutdown), not by the PDF: worth another try."""
 
@@ -55,12 +84,94 @@ class PdfResourceError(PdfError):
     code = "pdf_too_complex"
 
 
+class PageStatus:
+    """How usable a page's text is. `ok` and `little_text` pages are indexed; `garbled` and
+    `image_only` pages are not (their text is left out)."""
+
+    OK = "ok"
+    LITTLE_TEXT = "little_text"
+    GARBLED = "garbled"
+    IMAGE_ONLY = "image_only"
+    UNUSABLE = frozenset({GARBLED, IMAGE_ONLY})
+
+
+@dataclass(frozen=True)
+class PageReport:
+    """The extraction quality of one page, as stored with the paper (`Paper.page_report`).
+
+    `page` is the 1-based physical page; `status` a PageStatus value; `chars` the non-blank text
+    characters kept, `words` the words; `unmapped_share` the share of drawn glyphs with no Unicode
+    mapping (0..1); `dictionary_share` the share of words found in the embedding model's vocabulary
+    (0..1, None for non-Latin scripts or too few words); `image_coverage` the share of the page
+    under images (0..1); `columns` the text columns read; `rotation` the page's /Rotate (degrees);
+    `rotated_share` the share of characters not drawn upright; `script` the main script of its
+    letters ("Latin", "Arabic", "Han", ...; "" without letters); `printed` the page number printed
+    on the page or given by /PageLabels ("" when unknown).
+    """
+
+    page: int
+    status: str
+    chars: int
+    words: int
+    unmapped_share: float
+    dictionary_share: float | None
+    image_coverage: float
+    columns: int
+    rotation: int
+    rotated_share: float
+    script: str
+    printed: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
 @dataclass(frozen=True)
 class PaperText:
-    """The text of a paper: `pages[i]` is the normalised text of physical page i + 1."""
+    """The text of a paper: `pages[i]` is the normalised text of physical page i + 1, without its
+    running headers and footers; unusable pages (`PageStatus.UNUSABLE`) are "". `reports[i]` is
+    page i + 1's PageReport (empty when built by hand)."""
 
     pages: list[str]
     metadata: dict[str, str] = field(default_factory=dict)
+    reports: list[PageReport] = field(default_factory=list)
+
+    @property
+    def unusable_pages(self) -> list[int]:
+        return [report.page for report in self.reports if report.status in PageStatus.UNUSABLE]
+
+    @property
+    def warning(self) -> str:
+        """What a reader must know about the pages left out, or "" when every page was read:
+        "pages 3-4 have no text layer ... and are not searched"."""
+        parts = []
+        for status, reason in _UNUSABLE_REASONS.items():
+            pages = [report.page for report in self.reports if report.status == status]
+            if pages:
+                verb = "has" if len(pages) == 1 else "have"
+                parts.append(f"{page_ranges(pages)} {verb} {reason}")
+        if not parts:
+            return ""
+        return "; ".join(parts) + " and " + ("is" if len(self.unusable_pages) == 1 else "are") + " not searched"
+
+
+_UNUSABLE_REASONS = {
+    PageStatus.IMAGE_ONLY: "no text layer (only images)",
+    PageStatus.GARBLED: "unreadable text (glyphs that map to no letters)",
+}
+
+
+def page_ranges(pages: list[int]) -> str:
+    """ "page 3", "pages 3\u20134", "pages 1, 3 and 5\u20137" (en dashes) for sorted 1-based page numbers."""
+    runs: list[list[int]] = []
+    for page in pages:
+        if runs and page == runs[-1][-1] + 1:
+            runs[-1].append(page)
+        else:
+            runs.append([page])
+    names = [str(run[0]) if len(run) == 1 else f"{run[0]}\u2013{run[-1]}" for run in runs]
+    joined = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return ("page " if len(pages) == 1 else "pages ") + joined
 
 
 # What running out of address space looks like in the child: Python's MemoryError, or the dynamic
@@ -75,10 +186,12 @@ def _limit_memory() -> None:  # runs in the child, between fork and exec
 
 
 def extract_text(path: Path | str) -> PaperText:
-    """Extract the per-page text of the PDF at *path* in a resource-limited child process.
+    """Extract the per-page text of the PDF at *path* in a resource-limited child process, with a
+    PageReport per page (see `read_paper`).
 
-    Raises PdfEncryptedError, PdfNoTextError (no page has text), PdfResourceError (timeout or
-    memory limit) or PdfError (corrupt, truncated, not a PDF, a page over `PDF_MAX_PAGE_CHARS`).
+    Raises PdfEncryptedError, PdfNoTextError (every page an image), PdfGarbledError (no page with
+    readable text), PdfEmptyError (blank pages only), PdfResourceError (timeout or memory limit) or
+    PdfError (corrupt, truncated, not a PDF, a page over `PDF_MAX_PAGE_CHARS`).
     """
     base_dir = Path(__file__).resolve().parent.parent
     try:
@@ -111,14 +224,174 @@ def extract_text(path: Path | str) -> PaperText:
     if "error" in result:
         error_class = PdfEncryptedError if result["error"] == "encrypted" else PdfError
         raise error_class(result["message"])
-    pages = result["pages"]
+    return read_paper(result)
+
+
+def read_paper(parsed: dict[str, Any]) -> PaperText:
+    """The PaperText of a parse result (`indexing.pdfparse.parse`): running headers and footers
+    taken out of the pages (their page numbers kept as printed numbers), every page classified, the
+    text of unusable pages left out.
+
+    Raises PdfError (no pages), PdfNoTextError, PdfGarbledError or PdfEmptyError when no page is
+    usable, naming why.
+    """
+    pages: list[str] = parsed["pages"]
     if not pages:
         raise PdfError("The PDF has no pages.")
-    if not any(len(page) >= MIN_TEXT_CHARS_PER_PAGE for page in pages):
+    facts: list[dict[str, Any]] = parsed.get("facts") or [{} for _ in pages]
+    pages, printed = strip_running_lines(pages)
+    labels = parsed.get("page_labels")
+    if labels and len(labels) == len(pages) and labels != [str(n) for n in range(1, len(pages) + 1)]:
+        printed = [str(label) for label in labels]
+    reports = [
+        page_report(number, text, page_facts, printed=label)
+        for number, (text, page_facts, label) in enumerate(zip(pages, facts, printed, strict=True), start=1)
+    ]
+    _check_some_page_usable(reports)
+    kept = ["" if report.status in PageStatus.UNUSABLE else text for text, report in zip(pages, reports, strict=True)]
+    return PaperText(pages=kept, metadata=parsed.get("metadata", {}), reports=reports)
+
+
+def _check_some_page_usable(reports: list[PageReport]) -> None:
+    if any(report.status == PageStatus.OK for report in reports):
+        return
+    if any(report.status == PageStatus.LITTLE_TEXT and report.chars for report in reports):
+        return  # a short native-text paper ("Retracted.") is indexed as it is
+    image_only = [report.page for report in reports if report.status == PageStatus.IMAGE_ONLY]
+    garbled = [report.page for report in reports if report.status == PageStatus.GARBLED]
+    if image_only and not garbled:
         raise PdfNoTextError(
-            "The PDF has no text layer (it looks scanned or image-only); run OCR on it and upload it again."
+            "The PDF has no text layer (its pages are images, as in a scan); run OCR on it and upload it again."
         )
-    return PaperText(pages=pages, metadata=result.get("metadata", {}))
+    if garbled and not image_only:
+        raise PdfGarbledError(
+            "The PDF's text cannot be read: its fonts do not say which letters their glyphs are "
+            f"({page_ranges(garbled)}). Export or print it to PDF again, or run OCR on it."
+        )
+    if garbled:
+        raise PdfGarbledError(
+            f"No page of the PDF has readable text: {page_ranges(image_only)} only images (run OCR), "
+            f"{page_ranges(garbled)} glyphs that map to no letters."
+        )
+    raise PdfEmptyError("The PDF's pages are blank: there is no text to index.")
+
+
+_WORD = re.compile(r"[^\W\d_]{2,}")
+_SCRIPT_NAMES = {"CJK": "Han", "HIRAGANA": "Japanese", "KATAKANA": "Japanese", "HANGUL": "Hangul"}
+
+
+def main_script(text: str) -> str:
+    """The script most of *text*'s letters belong to ("Latin", "Greek", "Arabic", "Hebrew",
+    "Cyrillic", "Han", "Japanese", "Hangul", ...), "" without letters."""
+    counts = character_counts([text])
+    if not counts:
+        return ""
+    name = counts.most_common(1)[0][0]
+    return _SCRIPT_NAMES.get(name, name.title())
+
+
+def page_report(number: int, text: str, facts: dict[str, Any], *, printed: str = "") -> PageReport:
+    """Measure and classify one page: *text* is its normalised text, *facts* the parser's
+    `PageFacts` for it (missing keys count as zero).
+
+    `image_only`: no text (or under SCAN_MAX_CHARS characters) over images covering the page; a page
+    with no text and no image is `little_text` (blank). `garbled`: at least MAX_UNMAPPED_SHARE of
+    the glyphs unmapped, or a Latin page whose words are mostly not words. `little_text`: under
+    MIN_TEXT_CHARS_PER_PAGE characters. Else `ok`.
+    """
+    from indexing.chunking import vocabulary
+
+    chars = len(re.sub(r"\s", "", text))
+    words = _WORD.findall(text)
+    drawn = int(facts.get("chars", 0))
+    unmapped_share = int(facts.get("unmapped_chars", 0)) / drawn if drawn else 0.0
+    script = main_script(text)
+    dictionary_share = None
+    if script == "Latin" and len(words) >= DICTIONARY_MIN_WORDS:
+        known = vocabulary()
+        dictionary_share = sum(word.lower() in known for word in words) / len(words)
+    image_coverage = float(facts.get("image_coverage", 0.0))
+    if unmapped_share >= MAX_UNMAPPED_SHARE:
+        status = PageStatus.GARBLED
+    elif (chars == 0 and image_coverage > 0) or (image_coverage >= SCAN_IMAGE_COVERAGE and chars < SCAN_MAX_CHARS):
+        status = PageStatus.IMAGE_ONLY
+    elif dictionary_share is not None and dictionary_share < MIN_DICTIONARY_SHARE:
+        status = PageStatus.GARBLED
+    elif chars < MIN_TEXT_CHARS_PER_PAGE:
+        status = PageStatus.LITTLE_TEXT
+    else:
+        status = PageStatus.OK
+    return PageReport(
+        page=number,
+        status=status,
+        chars=chars,
+        words=len(words),
+        unmapped_share=round(unmapped_share, 3),
+        dictionary_share=None if dictionary_share is None else round(dictionary_share, 3),
+        image_coverage=round(image_coverage, 3),
+        columns=int(facts.get("columns", 1)),
+        rotation=int(facts.get("rotation", 0)),
+        rotated_share=float(facts.get("rotated_share", 0.0)),
+        script=script,
+        printed=printed,
+    )
+
+
+def _line_key(line: str) -> str:
+    return re.sub(r"\d+", "#", re.sub(r"\s+", " ", line.strip().lower()))
+
+
+def strip_running_lines(pages: list[str]) -> tuple[list[str], list[str]]:
+    """Take running headers and footers out of *pages* and read printed page numbers from them.
+
+    A running line is a line whose text, with every number read as "#", recurs on at least
+    RUNNING_LINE_SHARE of the pages (and at least three), among the first or last
+    RUNNING_LINE_DEPTH lines of a page or, anywhere on it, among short lines of three to eight
+    words (a footer read at the foot of the left column): "To appear in OSDI 2004",
+    "Journal X · page 3 of 6", a bare "4970".
+    The printed number of a page is the number in its running lines that sits at the offset from
+    the physical page number most pages agree on ("4970" on page 2 -> offset 4968); pages without
+    one get physical + offset (none below 1: front matter before page 1).
+    Returns (pages, printed numbers as strings, "" where unknown).
+    """
+    count = len(pages)
+    no_numbers = [""] * count
+    if count < 3:
+        return pages, no_numbers
+    edges = [_candidate_lines(text) for text in pages]
+    seen: Counter[str] = Counter()
+    for lines in edges:
+        seen.update({_line_key(lines_text) for _, lines_text in lines})
+    needed = max(3, RUNNING_LINE_SHARE * count)
+    running = {key for key, times in seen.items() if times >= needed and key}
+    if not running:
+        return pages, no_numbers
+    stripped: list[str] = []
+    numbers: list[list[int]] = []
+    for text, lines in zip(pages, edges, strict=True):
+        drop = {index for index, line in lines if _line_key(line) in running}
+        all_lines = text.split("\n")
+        numbers.append([int(n) for index in drop for n in re.findall(r"(?<![\d.])\d{1,5}(?![\d.])", all_lines[index])])
+        stripped.append("\n".join(line for index, line in enumerate(all_lines) if index not in drop))
+    offsets = Counter(n - page for page, found in enumerate(numbers, start=1) for n in set(found))
+    if not offsets:
+        return stripped, no_numbers
+    offset, support = offsets.most_common(1)[0]
+    if support < max(2, count // 2):
+        return stripped, no_numbers
+    return stripped, [str(page + offset) if page + offset >= 1 else "" for page in range(1, count + 1)]
+
+
+def _candidate_lines(text: str) -> list[tuple[int, str]]:
+    """(index, line) of the lines of *text* that may be running lines (see strip_running_lines)."""
+    lines = text.split("\n")
+    depth = min(RUNNING_LINE_DEPTH, len(lines) // 2)
+    edges = set(range(depth)) | set(range(len(lines) - depth, len(lines)))
+    return [
+        (index, line)
+        for index, line in enumerate(lines)
+        if line.strip() and (index in edges or 3 <= len(_WORD.findall(line)) <= 8)
+    ]
 
 
 @dataclass(frozen=True)

@@ -1,49 +1,81 @@
-"""PDF -> per-page text with pdfplumber, meant to run in a child process (see `indexing.pdf`).
+"""PDF -> per-page text and per-page facts with pdfplumber, meant to run in a child process (see
+`indexing.pdf`).
 
-This module imports no Django: it is executed as `python -m indexing.pdfparse PATH` under a memory
-limit and a timeout, and writes one JSON object to stdout:
-`{"pages": [str, ...], "metadata": {...}}` or `{"error": code, "message": str}`.
+This module imports no Django: it is executed as `python -m indexing.pdfparse PATH MAX_PAGE_CHARS`
+under a memory limit and a timeout, and writes one JSON object to stdout:
+`{"pages": [str, ...], "facts": [PageFacts, ...], "page_labels": [str, ...] | null,
+"metadata": {...}}` or `{"error": code, "message": str}`.
 
-Text is Unicode-normalised with NFKC, so ligatures such as U+FB01 "ﬁ" read as "fi". Two-column
-pages are read column by column (left, then right) below any full-width header, rather than line by
-line across the gutter.
+What it does to the text, page by page:
+
+- Glyphs without a Unicode mapping are looked up in the font itself: an embedded CFF program's
+  built-in encoding names its glyphs ("fi", "quotedblleft"), and those names are mapped through the
+  Adobe Glyph List. A glyph the font does not name stays unmapped: it is counted
+  (`PageFacts.unmapped_chars`) and dropped from the text, never guessed.
+- Characters drawn twice at (almost) the same place, "fake bold", are kept once.
+- Columns are found from the page's own whitespace: a vertical empty band that splits most text
+  lines (`find_gutters`), wherever it lies; full-width rows (titles, abstracts, wide figures) are
+  read whole and the rows between them column by column.
+- Rotated text (a landscape table on a portrait page) is read along its own baseline.
+- Right-to-left runs (Arabic, Hebrew) come out in logical order (python-bidi), and form fields add
+  their values ("Name: Ada").
+- Everything is NFKC-normalised, so ligatures such as U+FB01 "ﬁ" read as "fi".
 """
 
 from __future__ import annotations
 
+import io
+import itertools
 import json
 import re
 import sys
 import unicodedata
-from typing import Any
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any, TypedDict
 
 # Word gaps are judged relative to glyph size: fixed x_tolerance splits words in kerned PDFs
 # ("Distrib uted") or glues them in tight ones ("consensusalgorithm"); 0.15 of the glyph size
 # reads every paper of our test corpus correctly.
 X_TOLERANCE_RATIO = 0.15
 MIN_WORDS_FOR_COLUMNS = 40
+# A gutter splits at least this share of the text rows that reach across it, and at least
+# MIN_SPLIT_ROWS rows.
+GUTTER_ROW_SHARE = 0.5
+MIN_SPLIT_ROWS = 5
+# A column holds prose: on average at least this many words per row on each side of a gutter
+# (a results table's cells hold one or two, so tables are not cut into columns).
+MIN_WORDS_PER_COLUMN_ROW = 3.0
+# Overprinted characters closer than this (points) are one character (pdfplumber's dedupe_chars).
+DEDUPE_TOLERANCE = 1.0
+
+_CID = re.compile(r"\(cid:\d+\)")
+_RTL = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
 
 
-# Glyphs that pdfminer cannot map to Unicode come out as "(cid:N)". Type 1 fonts embedded by
-# Ghostscript/dvips without a ToUnicode map (bigtable.pdf and mapreduce.pdf of our test corpus) use
-# codes 2 and 3 for the fi/fl ligatures and Windows-1252 codes for quotes and dashes.
-_UNMAPPED_GLYPHS = {
-    2: "fi",
-    3: "fl",
-    145: "\u2018",
-    146: "\u2019",
-    147: "\u201c",
-    148: "\u201d",
-    150: "\u2013",
-    151: "\u2014",
-}
-_CID = re.compile(r"\(cid:(\d+)\)")
+class PageFacts(TypedDict):
+    """What one page holds, measured while reading it.
+
+    `chars`: characters drawn (after fake-bold dedupe); `unmapped_chars`: of those, glyphs with no
+    Unicode mapping; `image_coverage`: share of the page area under images (0..1, overlaps counted
+    once per image); `columns`: text columns found (1 for one column); `rotation`: the page's
+    /Rotate in degrees; `rotated_share`: share of characters not drawn upright; `form_fields`:
+    form-field values added to the text.
+    """
+
+    chars: int
+    unmapped_chars: int
+    image_coverage: float
+    columns: int
+    rotation: int
+    rotated_share: float
+    form_fields: int
 
 
 def normalise_text(text: str) -> str:
-    """Map unmapped glyph codes we know ("(cid:2)" -> "fi"; others are dropped), NFKC-normalise,
-    drop control characters, collapse runs of spaces. Newlines are kept."""
-    text = _CID.sub(lambda m: _UNMAPPED_GLYPHS.get(int(m.group(1)), ""), text)
+    """Drop unmapped glyph codes ("(cid:12)"), NFKC-normalise, drop control characters and soft
+    hyphens, collapse runs of spaces. Newlines are kept."""
+    text = _CID.sub("", text)
     text = unicodedata.normalize("NFKC", text)
     text = text.replace("\u00ad", "")
     text = re.sub(r"[\x00-\x08\x0b-\x1f\x7f]", "", text)
@@ -51,11 +83,208 @@ def normalise_text(text: str) -> str:
     return re.sub(r" *\n *", "\n", text).strip()
 
 
-def _extract(page: Any) -> str:
-    return page.extract_text(x_tolerance_ratio=X_TOLERANCE_RATIO) or ""
+def logical_order(text: str) -> str:
+    """Lines holding right-to-left letters, which PDF text comes out of in visual (left-to-right
+    drawing) order, put into logical order with the Unicode bidi algorithm (python-bidi). Run it
+    before NFKC, so that a lam-alef ligature glyph expands in the right order."""
+    if not _RTL.search(text):
+        return text
+    from bidi import get_display
+
+    return "\n".join(get_display(line) if _RTL.search(line) else line for line in text.split("\n"))
 
 
-def _region_text(page: Any, top: float, bottom: float, left: float, right: float) -> str:
+# --- fonts: glyph names for unmapped codes -----------------------------------------------------------
+
+
+def _program_encoding(font_file: bytes) -> dict[int, str]:
+    """Code -> Unicode from an embedded CFF font program's built-in encoding, for the glyph names
+    the Adobe Glyph List knows. Empty when the program has no such encoding (CID-keyed fonts)."""
+    from fontTools.cffLib import CFFFontSet
+    from pdfminer.encodingdb import name2unicode
+
+    cff = CFFFontSet()
+    cff.decompile(io.BytesIO(font_file), None)
+    encoding = cff[cff.fontNames[0]].Encoding
+    if not isinstance(encoding, list):  # "StandardEncoding" / "ExpertEncoding": pdfminer has them
+        return {}
+    mapped = {}
+    for code, name in enumerate(encoding):
+        if name and name != ".notdef":
+            try:
+                mapped[code] = name2unicode(name)
+            except (KeyError, ValueError):
+                continue
+    return mapped
+
+
+def _resource_manager() -> Any:
+    """A pdfminer resource manager that completes simple fonts' encodings from their embedded
+    programs. pdfminer reads the built-in encoding of embedded Type 1 programs (FontFile) but not of
+    CFF ones (FontFile3), so a Ghostscript/dvips PDF without ToUnicode maps loses its "fi"/"fl"
+    ligatures and quotes (bigtable.pdf and mapreduce.pdf of our test corpus)."""
+    from pdfminer.pdffont import PDFSimpleFont
+    from pdfminer.pdfinterp import PDFResourceManager
+    from pdfminer.pdftypes import resolve1, stream_value
+
+    class FontRepairingResourceManager(PDFResourceManager):
+        def __init__(self) -> None:
+            super().__init__()
+            self._repaired: set[int] = set()
+
+        def get_font(self, objid: object, spec: Mapping[str, object]) -> Any:
+            font = super().get_font(objid, spec)
+            if id(font) in self._repaired or not isinstance(font, PDFSimpleFont) or font.unicode_map:
+                return font
+            self._repaired.add(id(font))
+            descriptor = resolve1(spec.get("FontDescriptor")) or {}
+            program = resolve1(descriptor.get("FontFile3")) if isinstance(descriptor, dict) else None
+            if program is None:
+                return font
+            try:
+                built_in = _program_encoding(stream_value(program).get_data())
+            except Exception:  # a damaged font program: keep pdfminer's reading
+                return font
+            # The font's /Encoding, where given, overrides the program's; else the program's is it.
+            # A new dict: pdfminer shares one dict per named encoding between all its fonts.
+            if "Encoding" in spec:
+                font.cid2unicode = {**built_in, **font.cid2unicode}
+            else:
+                font.cid2unicode = {**font.cid2unicode, **built_in}
+            return font
+
+    return FontRepairingResourceManager()
+
+
+# --- layout ---------------------------------------------------------------------------------------
+
+
+def _rows(words: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Words grouped into text rows (vertically overlapping words), top to bottom."""
+    grouped: list[list[dict[str, Any]]] = []
+    for word in sorted(words, key=lambda w: (w["top"], w["x0"])):
+        if grouped and word["top"] < max(w["bottom"] for w in grouped[-1]) - 1:
+            grouped[-1].append(word)
+        else:
+            grouped.append([word])
+    return grouped
+
+
+def find_gutters(rows: Sequence[Sequence[dict[str, Any]]]) -> list[tuple[float, float]]:
+    """The vertical empty bands (x0, x1), in points, left to right, that split text rows into columns.
+
+    A band is a run of x positions where, of the rows that reach across it (words on both sides or
+    a word over it), at least GUTTER_ROW_SHARE have no word over it (and at least MIN_SPLIT_ROWS),
+    at least as wide as half the median text height, with on average MIN_WORDS_PER_COLUMN_ROW
+    words per row on each side. Found from the rows' own whitespace, so an off-centre gutter, three
+    columns and full-width blocks above the columns are all found.
+    """
+    if not rows:
+        return []
+    left = int(min(w["x0"] for row in rows for w in row))
+    right = int(max(w["x1"] for row in rows for w in row)) + 1
+    heights = sorted(w["bottom"] - w["top"] for row in rows for w in row)
+    min_width = max(3.0, 0.5 * heights[len(heights) // 2])
+    width = right - left
+    split = [0] * width
+    reach = [0] * width
+    covered = [0] * width
+    for row in rows:
+        spans = sorted((w["x0"], w["x1"]) for w in row)
+        start, end = spans[0][0], spans[-1][1]
+        for x in range(int(start) - left, min(int(end) - left + 1, width)):
+            reach[x] += 1
+        for x0, x1 in spans:
+            for x in range(int(x0) - left, min(int(x1) - left + 1, width)):
+                covered[x] += 1
+        for (_, gap_start), (gap_end, _) in itertools.pairwise(spans):
+            for x in range(int(gap_start) + 1 - left, min(int(gap_end) - left, width)):
+                split[x] += 1
+    in_band = [
+        reach[x] > 0 and split[x] >= MIN_SPLIT_ROWS and split[x] >= GUTTER_ROW_SHARE * reach[x] for x in range(width)
+    ]
+    bands: list[tuple[float, float]] = []
+    x = 0
+    while x < width:
+        if not in_band[x]:
+            x += 1
+            continue
+        start = x
+        while x < width and in_band[x]:
+            x += 1
+        if x - start >= min_width and _holds_prose(rows, (float(left + start), float(left + x))):
+            bands.append(_core(covered, start, x, left))
+    return bands
+
+
+def _core(covered: list[int], start: int, end: int, left: int) -> tuple[float, float]:
+    """The emptiest part of the band [start, end): the widest run of x positions that the fewest
+    rows' words cover (plus one row of slack). The band's edges can reach into a column's indented
+    lines (a reference list's labels, a hanging indent); its core cannot."""
+    least = min(covered[start:end]) + 1
+    best = (start, start)
+    x = start
+    while x < end:
+        if covered[x] > least:
+            x += 1
+            continue
+        run = x
+        while x < end and covered[x] <= least:
+            x += 1
+        if x - run > best[1] - best[0]:
+            best = (run, x)
+    return float(left + best[0]), float(left + best[1])
+
+
+def _holds_prose(rows: Sequence[Sequence[dict[str, Any]]], band: tuple[float, float]) -> bool:
+    """Whether the rows split by *band* hold, on average, MIN_WORDS_PER_COLUMN_ROW words on each
+    side of it, counting only the words up to the next gap half as wide as the band (so a reference
+    list's "[5]" labels are not a column)."""
+    wide = (band[1] - band[0]) / 2
+    sides: list[list[int]] = [[], []]
+    for row in rows:
+        before = sorted((w for w in row if w["x1"] <= band[0]), key=lambda w: w["x0"])
+        after = sorted((w for w in row if w["x0"] >= band[1]), key=lambda w: w["x0"])
+        if not before or not after or len(before) + len(after) != len(row):
+            continue
+        sides[0].append(_run_length([(-w["x1"], -w["x0"]) for w in reversed(before)], wide))
+        sides[1].append(_run_length([(w["x0"], w["x1"]) for w in after], wide))
+    return all(side and sum(side) / len(side) >= MIN_WORDS_PER_COLUMN_ROW for side in sides)
+
+
+def _run_length(spans: list[tuple[float, float]], wide: float) -> int:
+    """How many of *spans* (ordered away from a gutter) follow each other with gaps under *wide*."""
+    count = 1
+    for (_, end), (start, _) in itertools.pairwise(spans):
+        if start - end >= wide:
+            break
+        count += 1
+    return count
+
+
+def _crosses(row: Sequence[dict[str, Any]], gutters: Sequence[tuple[float, float]]) -> bool:
+    """Whether a row runs across a gutter: a word straddles the gutter's middle (where the columns
+    are cut), or the row's gap there is an ordinary word space (under 0.6 of the text height), as
+    in a centred title. A ragged line that only reaches into the gutter does not cross it."""
+    for g0, g1 in gutters:
+        cut = (g0 + g1) / 2
+        if any(w["x0"] < cut - 1 and w["x1"] > cut + 1 for w in row):
+            return True
+        before = [w for w in row if w["x1"] <= cut + 1]
+        after = [w for w in row if w["x0"] >= cut - 1]
+        if before and after:
+            last, first = max(before, key=lambda w: w["x1"]), min(after, key=lambda w: w["x0"])
+            height = max(last["bottom"] - last["top"], first["bottom"] - first["top"])
+            if first["x0"] - last["x1"] < 0.6 * height:
+                return True
+    return False
+
+
+def _text_of(page: Any, **options: Any) -> str:
+    return page.extract_text(x_tolerance_ratio=X_TOLERANCE_RATIO, **options) or ""
+
+
+def _region_text(page: Any, top: float, bottom: float, left: float, right: float, **options: Any) -> str:
     """Text of the characters whose centre lies in the box; each character belongs to one box."""
 
     def inside(obj: dict[str, Any]) -> bool:
@@ -64,59 +293,179 @@ def _region_text(page: Any, top: float, bottom: float, left: float, right: float
         x, y = (obj["x0"] + obj["x1"]) / 2, (obj["top"] + obj["bottom"]) / 2
         return left <= x < right and top <= y < bottom
 
-    return page.filter(inside).extract_text(x_tolerance_ratio=X_TOLERANCE_RATIO) or ""
+    return _text_of(page.filter(inside), **options)
 
 
-def _spans_centre(row: list[dict[str, Any]], mid: float) -> bool:
-    """Whether a row of words runs across the page's vertical centre: a word straddles it, or the
-    gap around it is an ordinary word space (under 0.6 of the text height) rather than a gutter, as
-    in a centred title "The Google | File System"."""
-    if any(w["x0"] < mid - 2 and w["x1"] > mid + 2 for w in row):
-        return True
-    left = [w for w in row if w["x1"] <= mid + 2]
-    right = [w for w in row if w["x0"] >= mid - 2]
-    if not left or not right:
-        return False
-    before, after = max(left, key=lambda w: w["x1"]), min(right, key=lambda w: w["x0"])
-    height = max(before["bottom"] - before["top"], after["bottom"] - after["top"])
-    return after["x0"] - before["x1"] < 0.6 * height
+def _rotated_options(page: Any) -> tuple[dict[str, str], float]:
+    """pdfplumber reading directions for the page's rotated characters, and their share of all
+    characters. Text turned 90° anticlockwise reads bottom to top, its lines left to right; text
+    turned clockwise reads top to bottom, its lines right to left."""
+    chars = page.chars
+    rotated = [c for c in chars if not c.get("upright", True)]
+    if not rotated:
+        return {}, 0.0
+    upward = sum(1 for c in rotated if c["matrix"][1] > 0)
+    options = (
+        {"char_dir_rotated": "btt", "line_dir_rotated": "ltr"}
+        if upward >= len(rotated) / 2
+        else {"char_dir_rotated": "ttb", "line_dir_rotated": "rtl"}
+    )
+    return options, len(rotated) / len(chars)
 
 
-def page_text(page: Any) -> str:
-    """The reading-order text of one pdfplumber page.
+def _rotated_text(page: Any) -> str:
+    """The text of a page drawn mostly at 90 degrees (a landscape table on a portrait page), read
+    along its baseline: every character is placed where it would be were the page turned upright,
+    and the page's text is read from those places."""
+    from pdfplumber.utils import extract_text
 
-    The page is cut into horizontal bands: rows with a word across the vertical centre are
-    full-width (titles, one-column text, figure captions, page numbers); runs of rows without one
-    are two-column and read left column first. A one-column page is one full-width band.
+    width, height = page.width, page.height
+    upright = []
+    for char in page.chars:
+        if char["matrix"][1] > 0:  # anticlockwise: reads bottom to top, lines go left to right
+            x0, x1, top, bottom = height - char["bottom"], height - char["top"], char["x0"], char["x1"]
+        else:  # clockwise: reads top to bottom, lines go right to left
+            x0, x1, top, bottom = char["top"], char["bottom"], width - char["x1"], width - char["x0"]
+        upright.append({**char, "x0": x0, "x1": x1, "top": top, "bottom": bottom, "doctop": top, "upright": True})
+    return extract_text(upright, x_tolerance_ratio=X_TOLERANCE_RATIO) or ""
+
+
+def page_text(page: Any) -> tuple[str, int]:
+    """The reading-order text of one pdfplumber page (before normalisation), and its column count.
+
+    The page is cut into horizontal bands: rows that cross a gutter are full-width (titles,
+    one-column text, wide captions, page numbers); runs of rows that cross none are read column by
+    column, left to right. A one-column page is one full-width band.
     """
-    words = page.extract_words(x_tolerance_ratio=X_TOLERANCE_RATIO)
+    options, rotated_share = _rotated_options(page)
+    if rotated_share > 0.5:
+        return _rotated_text(page), 1
+    words = page.extract_words(x_tolerance_ratio=X_TOLERANCE_RATIO, **options)
     if len(words) < MIN_WORDS_FOR_COLUMNS:
-        return _extract(page)
+        return _text_of(page, **options), 1
+    rows = _rows([w for w in words if w.get("upright", True)])
     x0, page_top, x1, page_bottom = page.bbox
-    mid = (x0 + x1) / 2
-    grouped: list[list[dict[str, Any]]] = []
-    for word in sorted(words, key=lambda w: (w["top"], w["x0"])):
-        if grouped and word["top"] < max(w["bottom"] for w in grouped[-1]) - 1:
-            grouped[-1].append(word)
-        else:
-            grouped.append([word])
-    rows = [(min(w["top"] for w in row), max(w["bottom"] for w in row), _spans_centre(row, mid)) for row in grouped]
-    bands: list[list[float | bool]] = []  # [top, bottom, two_column]
-    for top, bottom, crossing in rows:
-        if bands and bands[-1][2] == (not crossing):
+    # Without an empty band, the page centre (the usual two-column gutter) is tried row by row.
+    gutters = find_gutters(rows) or [((x0 + x1) / 2 - 1.0, (x0 + x1) / 2 + 1.0)]
+    bands: list[list[Any]] = []  # [top, bottom, columnar]
+    columnar_rows = 0
+    for row in rows:
+        top, bottom = min(w["top"] for w in row), max(w["bottom"] for w in row)
+        columnar = not _crosses(row, gutters)
+        columnar_rows += columnar
+        if bands and bands[-1][2] == columnar:
             bands[-1][1] = bottom
         else:
-            bands.append([top, bottom, not crossing])
-    parts = []
-    for index, (top, bottom, two_column) in enumerate(bands):
+            bands.append([top, bottom, columnar])
+    cuts = [x0, *((g0 + g1) / 2 for g0, g1 in gutters), x1 + 1]
+    parts: list[str] = []
+    for index, (top, bottom, columnar) in enumerate(bands):
         upper = page_top if index == 0 else (float(bands[index - 1][1]) + float(top)) / 2
         lower = page_bottom + 1 if index == len(bands) - 1 else (float(bottom) + float(bands[index + 1][0])) / 2
-        if two_column:
-            parts.append(_region_text(page, upper, lower, x0, mid))
-            parts.append(_region_text(page, upper, lower, mid, x1 + 1))
+        if columnar:
+            parts.extend(_region_text(page, upper, lower, a, b, **options) for a, b in itertools.pairwise(cuts))
         else:
-            parts.append(_region_text(page, upper, lower, x0, x1 + 1))
-    return "\n".join(part for part in parts if part.strip())
+            parts.append(_region_text(page, upper, lower, x0, x1 + 1, **options))
+    # Reported columns: a one-column page's short lines leave the centre clear too, so the centre
+    # counts as a gutter only when most rows leave it clear.
+    columns = len(cuts) - 1 if columnar_rows > len(rows) / 2 else 1
+    return "\n".join(part for part in parts if part.strip()), columns
+
+
+def _image_coverage(page: Any) -> float:
+    x0, top, x1, bottom = page.bbox
+    area = max((x1 - x0) * (bottom - top), 1.0)
+    covered = 0.0
+    for image in page.images:
+        width = min(image["x1"], x1) - max(image["x0"], x0)
+        height = min(image["bottom"], bottom) - max(image["top"], top)
+        if width > 0 and height > 0:
+            covered += width * height
+    return round(min(covered / area, 1.0), 3)
+
+
+def _form_values(page: Any) -> list[str]:
+    """ "Field: value" for each filled form field (AcroForm widget) drawn on the page."""
+    from pdfminer.pdftypes import resolve1
+
+    def text(value: Any) -> str:
+        value = resolve1(value)
+        if isinstance(value, bytes):
+            if value.startswith(b"\xfe\xff"):
+                return value[2:].decode("utf-16-be", errors="replace")
+            return value.decode("latin-1")
+        name = getattr(value, "name", None)  # a checkbox state: /Yes, /Off
+        return "" if name in (None, "Off") else str(name)
+
+    found = []
+    for annot in page.annots:
+        data = annot.get("data") or {}
+        if resolve1(data.get("Subtype")) is None or getattr(resolve1(data.get("Subtype")), "name", "") != "Widget":
+            continue
+        field = data
+        while "V" not in field and isinstance(resolve1(field.get("Parent")), dict):
+            field = resolve1(field["Parent"])
+        value = text(field.get("V")) if "V" in field else ""
+        if value.strip():
+            label = text(field.get("T") or data.get("T") or b"")
+            found.append(f"{label}: {value}" if label else value)
+    return found
+
+
+def overprinted(chars: Sequence[dict[str, Any]]) -> set[int]:
+    """Indexes of characters that repeat an earlier one (same text and size) within DEDUPE_TOLERANCE
+    points: fake bold, drawn twice with a tiny offset. pdfplumber's `dedupe_chars()` does the same,
+    several times slower on a dense page; this one looks up neighbouring grid cells."""
+    cells: dict[tuple[str, int, int, int], list[tuple[float, float]]] = {}
+    repeats = set()
+    for index, char in enumerate(chars):
+        size = round(char.get("size", 0))
+        x, y = char["x0"], char["top"]
+        cell = (char["text"], size, int(x // DEDUPE_TOLERANCE), int(y // DEDUPE_TOLERANCE))
+        near = (
+            point
+            for dx in (-1, 0, 1)
+            for dy in (-1, 0, 1)
+            for point in cells.get((cell[0], size, cell[2] + dx, cell[3] + dy), ())
+        )
+        if any(abs(x - px) <= DEDUPE_TOLERANCE and abs(y - py) <= DEDUPE_TOLERANCE for px, py in near):
+            repeats.add(index)
+        else:
+            cells.setdefault(cell, []).append((x, y))
+    return repeats
+
+
+def read_page(page: Any) -> tuple[str, PageFacts]:
+    """The normalised text of one pdfplumber page and the facts about it (see PageFacts)."""
+    repeats = {id(page.chars[i]) for i in overprinted(page.chars)}
+    if repeats:
+        page = page.filter(lambda obj: id(obj) not in repeats)
+    chars = page.chars
+    unmapped = sum(1 for c in chars if _CID.fullmatch(c["text"]))
+    raw, columns = page_text(page)
+    fields = _form_values(page)
+    if fields:
+        raw = "\n".join([raw, *fields])
+    _, rotated_share = _rotated_options(page)
+    facts: PageFacts = {
+        "chars": len(chars),
+        "unmapped_chars": unmapped,
+        "image_coverage": _image_coverage(page),
+        "columns": columns,
+        "rotation": int(page.rotation or 0) % 360,
+        "rotated_share": round(rotated_share, 3),
+        "form_fields": len(fields),
+    }
+    return normalise_text(logical_order(raw)), facts
+
+
+def _page_labels(pdf: Any, count: int) -> list[str] | None:
+    """The printed page labels of the PDF's /PageLabels, or None when it has none."""
+    try:
+        labels = list(pdf.doc.get_page_labels())
+    except Exception:  # PDFNoPageLabels, or a malformed number tree
+        return None
+    return [str(label) for label in labels[:count]]
 
 
 def _is_encryption_error(exc: BaseException) -> bool:
@@ -132,10 +481,12 @@ def parse(path: str, *, max_page_chars: int) -> dict[str, Any]:
 
     try:
         with pdfplumber.open(path) as pdf:
+            pdf.rsrcmgr = _resource_manager()
             metadata = {str(k): str(v) for k, v in (pdf.metadata or {}).items() if isinstance(v, (str, int, float))}
-            pages = []
+            pages: list[str] = []
+            facts: list[PageFacts] = []
             for page in pdf.pages:
-                text = normalise_text(page_text(page))
+                text, page_facts = read_page(page)
                 if len(text) > max_page_chars:
                     return {
                         "error": "page_too_large",
@@ -143,6 +494,9 @@ def parse(path: str, *, max_page_chars: int) -> dict[str, Any]:
                         f"the {max_page_chars:,} a page may hold.",
                     }
                 pages.append(text)
+                facts.append(page_facts)
+                page.close()  # frees the page's layout objects: memory stays flat on long papers
+            page_labels = _page_labels(pdf, len(pages))
     except PDFPasswordIncorrect:
         return {"error": "encrypted", "message": "The PDF is encrypted and needs a password to open."}
     except PDFSyntaxError as exc:
@@ -154,7 +508,18 @@ def parse(path: str, *, max_page_chars: int) -> dict[str, Any]:
             return {"error": "encrypted", "message": "The PDF is encrypted and needs a password to open."}
         detail = "; ".join(f"{type(cause).__name__}: {cause}".rstrip(": ") for cause in causes)
         return {"error": "corrupt", "message": f"The PDF could not be read ({detail})."}
-    return {"pages": pages, "metadata": metadata}
+    return {"pages": pages, "facts": facts, "page_labels": page_labels, "metadata": metadata}
+
+
+def character_counts(pages: Sequence[str]) -> Counter[str]:
+    """Characters of *pages* by Unicode script-ish class (the first word of the character's name:
+    LATIN, ARABIC, CJK, HIRAGANA, ...), letters only. Used to name a page's script."""
+    counts: Counter[str] = Counter()
+    for text in pages:
+        for char in text:
+            if char.isalpha():
+                counts[unicodedata.name(char, "UNKNOWN").split()[0]] += 1
+    return counts
 
 
 if __name__ == "__main__":

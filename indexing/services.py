@@ -268,7 +268,15 @@ def _build(claim: IndexClaim, progress: ProgressCallback | None) -> Paper:
             if not getattr(paper, field) and getattr(metadata, field):
                 setattr(paper, field, getattr(metadata, field))
         paper.page_count = len(text.pages)
-        paper.save(update_fields=["title", "authors", "year", "abstract", "doi", "page_count", "updated_at"])
+        # Extraction quality (issue 11): the per-page report, and the pages left out, for the chip.
+        paper.page_report = [report.as_dict() for report in text.reports]
+        paper.extraction_warning = text.warning
+        paper.save(
+            update_fields=[
+                *("title", "authors", "year", "abstract", "doi", "page_count", "updated_at"),
+                *("page_report", "extraction_warning"),
+            ]
+        )
 
         chunks = chunk_pages(
             text.pages, chunk_tokens=settings.CHUNK_TOKENS, overlap_tokens=settings.CHUNK_OVERLAP_TOKENS

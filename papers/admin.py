@@ -8,7 +8,15 @@ from projects.services import reprocess_paper
 
 @admin.register(Paper)
 class PaperAdmin(admin.ModelAdmin[Paper]):
-    list_display = ["display_title", "index_status", "page_count", "chunk_count", "index_error", "created_at"]
+    list_display = [
+        "display_title",
+        "index_status",
+        "page_count",
+        "chunk_count",
+        "index_error",
+        "extraction_warning",
+        "created_at",
+    ]
     list_filter = ["index_status", "embedding_model"]
     search_fields = ["title", "authors", "doi", "sha256"]
     readonly_fields = [
@@ -17,6 +25,8 @@ class PaperAdmin(admin.ModelAdmin[Paper]):
         "index_version",
         "embedding_model",
         "chunk_count",
+        "extraction_warning",
+        "page_report",
         "indexed_at",
         "uploaded_by",
         "created_at",

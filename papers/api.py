@@ -35,6 +35,7 @@ class PaperSerializer(serializers.ModelSerializer[Paper]):
             "page_count",
             "index_status",
             "index_error",
+            "extraction_warning",
             "chunk_count",
             "indexed_at",
             "created_at",

@@ -39,6 +39,10 @@ class PaperQuerySet(models.QuerySet["Paper"]):
         """Papers whose chunks for the configured embedding model are complete."""
         return self.filter(index_status=Paper.IndexStatus.READY, embedding_model=configured_model_name())
 
+    def with_extraction_warning(self) -> PaperQuerySet:
+        """Papers indexed without some of their pages (image-only or garbled ones)."""
+        return self.exclude(extraction_warning="")
+
     def not_ready(self) -> PaperQuerySet:
         return self.filter(~Q(index_status=Paper.IndexStatus.READY) | ~Q(embedding_model=configured_model_name()))
 
@@ -72,6 +76,12 @@ class Paper(models.Model):
     index_claimed_until = models.DateTimeField(null=True, blank=True)
     embedding_model = models.CharField(max_length=200, blank=True)
     chunk_count = models.PositiveIntegerField(default=0)
+    # Extraction quality, one dict per physical page (`indexing.pdf.PageReport.as_dict()`): status
+    # ok / little_text / garbled / image_only, counts, shares, columns, script, printed page number.
+    page_report = models.JSONField(default=list, blank=True)
+    extraction_warning = models.TextField(
+        blank=True, help_text='Pages left out of the index: "pages 3-4 have no text layer ... and are not searched".'
+    )
     indexed_at = models.DateTimeField(null=True, blank=True)
 
     uploaded_by = models.ForeignKey(
@@ -93,6 +103,32 @@ class Paper(models.Model):
         """The title found in the PDF, else the viewer's own file name when the paper was fetched
         through `PaperQuerySet.named_for` (or `in_library_of`), else "Paper <id>"."""
         return self.title or getattr(self, "library_filename", None) or f"Paper {self.pk}"
+
+    @property
+    def unreadable_pages(self) -> list[int]:
+        """1-based physical pages whose text could not be read (image-only or garbled), which
+        retrieval therefore never searches."""
+        return [entry["page"] for entry in self.page_report if entry.get("status") in ("garbled", "image_only")]
+
+    def unreadable_pages_note(self) -> str:
+        """What an answer about this paper must admit, or "": "2 pages of *Title* could not be read"."""
+        count = len(self.unreadable_pages)
+        if not count:
+            return ""
+        return f"{count} page{'s' if count > 1 else ''} of {self.display_title} could not be read"
+
+    def printed_page(self, page_number: int) -> str:
+        """The page number printed on physical page *page_number* (1-based), "" when unknown."""
+        if 1 <= page_number <= len(self.page_report):
+            return str(self.page_report[page_number - 1].get("printed", ""))
+        return ""
+
+    def page_label(self, page_number: int) -> str:
+        """A citation's page: "p. 6", or "p. 6 (printed 379)" when the printed number differs."""
+        printed = self.printed_page(page_number)
+        if printed and printed != str(page_number):
+            return f"p. {page_number} (printed {printed})"
+        return f"p. {page_number}"
 
 
 class UserPaper(models.Model):

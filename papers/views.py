@@ -103,7 +103,9 @@ def reader(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     page = max(page, 1)
     if paper.page_count:
         page = min(page, paper.page_count)
-    return render(request, "papers/reader.html", {"paper": paper, "page": page})
+    printed = paper.printed_page(page)
+    context = {"paper": paper, "page": page, "printed_page": "" if printed == str(page) else printed}
+    return render(request, "papers/reader.html", context)
 
 
 @login_required

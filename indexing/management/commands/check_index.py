@@ -5,6 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from indexing.health import check_index
+from papers.models import Paper
 
 
 class Command(BaseCommand):
@@ -35,6 +36,9 @@ class Command(BaseCommand):
             self.stdout.write(style(f"[{mark}] {finding.kind}: {finding.summary}"))
             for line in finding.details:
                 self.stdout.write(f"    {line}")
+        # Pages left out at extraction are a fact about the PDF, not an index problem: noted only.
+        for paper in Paper.objects.with_extraction_warning().order_by("pk"):
+            self.stdout.write(self.style.WARNING(f"[note] paper {paper.pk} ({paper}): {paper.extraction_warning}"))
         if health.ok:
             fixed = f", {len(health.findings)} problem(s) fixed" if health.findings else ""
             self.stdout.write(

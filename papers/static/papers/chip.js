@@ -2,7 +2,9 @@
 
 const STATUS_LABELS = { pending: "queued", indexing: "indexing…", ready: "ready", failed: "failed" };
 
-export function renderChip(holder, status, error) {
+// *warning* names the pages a ready paper could not read ("pages 3–4 have no text layer …"); when
+// it is undefined (a live status event, which does not carry it) the rendered warning stays.
+export function renderChip(holder, status, error, warning) {
   holder.dataset.status = status;
   const chip = holder.querySelector(".chip");
   chip.className = `chip chip-${status}`;
@@ -10,4 +12,8 @@ export function renderChip(holder, status, error) {
   const reason = holder.querySelector(".chip-reason");
   reason.textContent = status === "failed" ? error || "" : "";
   reason.hidden = !(status === "failed" && error);
+  const note = holder.querySelector(".chip-warning");
+  if (!note) return;
+  if (warning !== undefined) note.textContent = warning || "";
+  note.hidden = !(status === "ready" && note.textContent);
 }
