@@ -539,11 +539,15 @@ def term_weights(candidates: Sequence[Sentence], question_terms: Sequence[str]) 
 def cheap_scores(candidates: Sequence[Sentence], analysis: QuestionAnalysis) -> list[tuple[float, float, float, bool]]:
     """Per candidate, without embeddings: `(lexical, type_match, novelty, states)`; lexical and
     novelty in [0, 1] (see `score_candidates`)."""
-    question_terms = list(analysis.key_terms) or terms(analysis.query)
+    # Key terms from question analysis are plain lower-case words: put them in the same (stemmed,
+    # number-normalised) form as the candidates' terms before matching.
+    question_terms = list(dict.fromkeys(t for key in analysis.key_terms for t in terms(key))) or terms(analysis.query)
     weights = term_weights(candidates, question_terms)
     mass = sum(weights.values()) or 1.0
-    asked = asked_terms(analysis.query)
     qset = set(question_terms)
+    # The asked terms without the papers' own names (which key terms leave out): "How does GFS use
+    # leases?" asks about leases, and every GFS sentence names GFS.
+    asked = [t for t in asked_terms(analysis.query) if t in qset] or asked_terms(analysis.query)
     out = []
     for candidate in candidates:
         own = terms(candidate.text)
@@ -688,10 +692,15 @@ def missing_names(analysis: QuestionAnalysis, texts: Sequence[str], titles: Sequ
     *titles* contains, nor a title's acronym ("GFS" for "The Google File System")."""
     haystack = " ".join(texts).casefold() + " " + " ".join(titles).casefold()
     acronyms = {_acronym(title) for title in titles}
+    # Question analysis leaves the names of the papers a question names ("Raft", "Ongaro") out of its
+    # key terms: such a name says which paper to read, not a thing the passages must name.
+    key = {t for k in analysis.key_terms for t in terms(k)}
     return [
         name
         for name in _named_things(analysis.query)
-        if name.casefold() not in haystack and name.casefold() not in acronyms
+        if name.casefold() not in haystack
+        and name.casefold() not in acronyms
+        and (not key or any(t in key for t in terms(name)))
     ]
 
 
