@@ -731,6 +731,11 @@ def main(argv: list[str] | None = None) -> None:
     if unknown or not modes:
         parser.error(f"unknown mode(s) {unknown}; choose from {list(MODES)}")
     questions = select_split(load_questions(), args.split)
+    if not PAPERS_DIR.is_dir():
+        parser.error(
+            f"the evaluation corpus is not at {PAPERS_DIR}: set PAPERS_DIR to the folder of papers the "
+            "questions are about (see benchmarks/questions.json)"
+        )
     configure(BASE_DIR / ".data" / "eval")
     from django.conf import settings
 
