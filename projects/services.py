@@ -23,6 +23,27 @@ class ProjectFullError(AnnotagentError):
     code = "project_full"
 
 
+class ProjectNameTakenError(AnnotagentError):
+    """You already have a project with this name."""
+
+    code = "project_name_taken"
+
+
+def check_project_name(*, owner: User, name: str, exclude: Project | None = None) -> str:
+    """*name* stripped and cut to 200 characters. Raises AnnotagentError when it is empty and
+    ProjectNameTakenError when another of *owner*'s projects has it (case-insensitive): commands
+    and questions name projects by name, so one name must mean one project."""
+    name = name.strip()[:200]
+    if not name:
+        raise AnnotagentError("A project needs a name.")
+    taken = Project.objects.filter(owner=owner, name__iexact=name)
+    if exclude is not None:
+        taken = taken.exclude(pk=exclude.pk)
+    if taken.exists():
+        raise ProjectNameTakenError(f"You already have a project named {name!r}.")
+    return name
+
+
 def get_project_for_user(user: User, pk: int) -> Project:
     """A project *user* may see. Raises Http404 for any other, so callers never fetch unscoped."""
     project = Project.objects.for_user(user).filter(pk=pk).first()
@@ -33,18 +54,16 @@ def get_project_for_user(user: User, pk: int) -> Project:
 
 @transaction.atomic
 def create_project(*, owner: User, name: str, description: str = "") -> Project:
-    name = name.strip()
-    if not name:
-        raise AnnotagentError("A project needs a name.")
-    return Project.objects.create(owner=owner, name=name[:200], description=description.strip())
+    """A new project of *owner*'s. Raises AnnotagentError for an empty name and
+    ProjectNameTakenError for a name *owner* already uses (see `check_project_name`)."""
+    name = check_project_name(owner=owner, name=name)
+    return Project.objects.create(owner=owner, name=name, description=description.strip())
 
 
 @transaction.atomic
 def update_project(*, project: Project, name: str | None = None, description: str | None = None) -> Project:
     if name is not None:
-        if not name.strip():
-            raise AnnotagentError("A project needs a name.")
-        project.name = name.strip()[:200]
+        project.name = check_project_name(owner=project.owner, name=name, exclude=project)
     if description is not None:
         project.description = description.strip()
     project.save()

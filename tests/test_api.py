@@ -86,6 +86,15 @@ def test_the_main_api_flow_with_a_token(alice, make_pdf):
     assert [p["id"] for p in client.get("/api/projects/").json()] == []
 
 
+def test_creating_a_project_under_a_name_in_use_answers_with_a_stable_code(alice, api_client_for):
+    client = api_client_for(alice)
+    assert client.post("/api/projects/", {"name": "Consensus"}, format="json").status_code == HTTPStatus.CREATED
+    response = client.post("/api/projects/", {"name": "Consensus"}, format="json")
+
+    assert response.status_code == HTTPStatus.BAD_REQUEST
+    assert response.json()["error"]["code"] == "project_name_taken"
+
+
 def test_adding_past_the_cap_answers_with_a_stable_code_and_adds_nothing(alice, add_paper, api_client_for, settings):
     settings.PROJECT_MAX_PAPERS = 2
     project = create_project(owner=alice, name="Small")

@@ -46,6 +46,25 @@ def test_creating_a_project_without_a_name_is_refused(alice, client_for):
     assert any("name" in text for text in messages_of(response))
 
 
+def test_a_second_project_with_a_name_i_already_use_is_refused_but_others_may_use_it(alice, mallory, client_for):
+    create_project(owner=alice, name="Sleep")
+    response = client_for(alice).post(reverse("projects:create"), {"name": " sleep "}, follow=True)
+
+    assert Project.objects.filter(owner=alice).count() == 1
+    assert any("already have a project named" in text for text in messages_of(response))
+    assert create_project(owner=mallory, name="Sleep").owner == mallory
+
+
+def test_renaming_a_project_to_a_name_i_already_use_is_refused(alice):
+    from projects.services import ProjectNameTakenError, update_project
+
+    create_project(owner=alice, name="Sleep")
+    dreams = create_project(owner=alice, name="Dreams")
+    with pytest.raises(ProjectNameTakenError):
+        update_project(project=dreams, name="SLEEP")
+    assert update_project(project=dreams, name="Dreams").name == "Dreams"
+
+
 def test_the_project_list_shows_all_my_projects_as_cards_and_no_one_elses(alice, mallory, client_for):
     create_project(owner=alice, name="First of mine")
     create_project(owner=alice, name="Second of mine", description="With a description")
