@@ -13,12 +13,13 @@ Each socket is its own user (own session, own project holding the same paper), a
 with `USER_QUESTIONS_PER_MINUTE=0` (off) and a socket frame budget far above what a client sends, so
 the figures are the server's capacity, not its rate limits. Per scenario: refused connections (the
 handshake failed or timed out), errors (`error` events and sockets dropped mid-answer), unfinished
-answers (no `answer.done` within `ANSWER_TIMEOUT` seconds), seconds to the first `answer.delta` and
-to `answer.done` from sending the question (p50/p95/max), throughput (answers done per second of
-the scenario's wall time), Daphne's peak resident memory (VmHWM/VmRSS from /proc), and event-loop
-lag: the round trip of a WebSocket ping on one idle socket every half second (Daphne answers pings
-in its reactor, so a late pong means a busy event loop). Then the cold `manage.py ask` time, twice
-(the second with the operating system's file cache warm), while the server still runs.
+answers (no `answer.done` within `ANSWER_TIMEOUT` seconds), seconds from sending the question to
+`answer.start` (sent once the references are found), to the first `answer.delta` and to
+`answer.done` (p50/p95/max), throughput (answers done per second of the scenario's wall time),
+Daphne's resident memory at the end and its peak (VmRSS, VmHWM from /proc), and event-loop lag: the
+round trip of a WebSocket ping on one idle socket every half second (Daphne answers pings in its
+reactor, so a late pong means a busy event loop). Then the cold `manage.py ask` time, twice (the
+second with the operating system's file cache warm), while the server still runs.
 
 The clients run in this process on the same machine as the server, so they take CPU from it; the
 machine's load average is recorded before and after. Writes `benchmarks/results/load.md` and
@@ -96,6 +97,7 @@ class Tally:
     errors: dict[str, int] = field(default_factory=dict)
     unfinished: int = 0
     done: int = 0
+    start: list[float] = field(default_factory=list)
     first_token: list[float] = field(default_factory=list)
     total: list[float] = field(default_factory=list)
 
@@ -119,7 +121,7 @@ async def ask(ws: Any, question: str, tally: Tally) -> bool:
     """Send *question* and read until `answer.done`; False when the socket is no longer usable."""
     sent = time.monotonic()
     await ws.send(json.dumps({"type": "question", "text": question}))
-    first = None
+    first = start = None
     deadline = sent + ANSWER_TIMEOUT
     while True:
         try:
@@ -132,13 +134,16 @@ async def ask(ws: Any, question: str, tally: Tally) -> bool:
             tally.error("connection_closed")
             return False
         kind = event.get("type")
-        if kind == "answer.delta" and first is None:
+        if kind == "answer.start" and start is None:
+            start = time.monotonic() - sent
+        elif kind == "answer.delta" and first is None:
             first = time.monotonic() - sent
         elif kind == "error":
             tally.error(str(event.get("code")))
         elif kind == "answer.done":
             tally.done += 1
             tally.total.append(time.monotonic() - sent)
+            tally.start.append(start if start is not None else time.monotonic() - sent)
             tally.first_token.append(first if first is not None else time.monotonic() - sent)
             return True
 
@@ -235,6 +240,7 @@ async def scenario(
         "unfinished_answers": tally.unfinished,
         "wall_seconds": wall,
         "answers_per_second": tally.done / wall,
+        "answer_start_s": summary(tally.start),
         "first_token_s": summary(tally.first_token),
         "answer_done_s": summary(tally.total),
         "event_loop_lag_s": summary(lags),
@@ -316,9 +322,10 @@ def render(results: dict[str, Any]) -> str:
         f"Setup (index the sample paper, create users): {results['setup_seconds']:.0f} s. Daphne idle: "
         f"{results['daphne_memory_idle_kb']['VmRSS'] / 1024:.0f} MB RSS.",
         "",
-        "| scenario | answers done / expected | refused | errors | unfinished | first token s p50 / p95 / max "
+        "| scenario | answers done / expected | refused | errors | unfinished | answer.start s p50 / p95 / max "
+        "| first token s p50 / p95 / max "
         "| answer done s p50 / p95 / max | answers/s | event-loop lag ms p50 / p95 / max | Daphne RSS MB (peak) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name in ("warmup", "one_each", "several_each"):
         row = results[name]
@@ -327,7 +334,8 @@ def render(results: dict[str, Any]) -> str:
         lines.append(
             f"| {row['clients']} x {row['questions_each']}{' (warm-up, cold model)' * (name == 'warmup')} | "
             f"{row['answers_done']} / {row['answers_expected']} | {row['refused_connections']} | {errors} | "
-            f"{row['unfinished_answers']} | {seconds(row['first_token_s'])} | {seconds(row['answer_done_s'])} | "
+            f"{row['unfinished_answers']} | {seconds(row['answer_start_s'])} | {seconds(row['first_token_s'])} | "
+            f"{seconds(row['answer_done_s'])} | "
             f"{row['answers_per_second']:.2f} | {seconds(row['event_loop_lag_s'], 1000)} | "
             f"{memory['VmRSS'] / 1024:.0f} ({memory['VmHWM'] / 1024:.0f}) |"
         )
