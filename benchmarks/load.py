@@ -310,7 +310,8 @@ def run(clients: int, askers: int, questions: int) -> dict[str, Any]:
 
 def render(results: dict[str, Any]) -> str:
     def seconds(row: dict[str, float | None], scale: float = 1.0) -> str:
-        return " / ".join("-" if row[k] is None else f"{scale * row[k]:.2f}" for k in ("p50", "p95", "max"))
+        values = (row[k] for k in ("p50", "p95", "max"))
+        return " / ".join("-" if value is None else f"{scale * value:.2f}" for value in values)
 
     lines = [
         f"Machine: {results['machine']}; load average (1, 5, 15 min) {results['load_average_before']} before, "
