@@ -13,6 +13,8 @@
 
 Runs in `.data/bench` with its own embedded chunk index (stopped at the end); prints a report and
 writes `benchmarks/results/speed.md` and `.json`.
+
+`--load [--clients N --askers M --questions K]` runs the load benchmark instead (benchmarks/load.py).
 """
 
 from __future__ import annotations
@@ -369,6 +371,12 @@ def render(results: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if "--load" in argv:
+        from benchmarks.load import main as load
+
+        load([arg for arg in argv if arg != "--load"])
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one demo paper, projects up to 100 papers, 384-d")
     args = parser.parse_args(argv)
