@@ -341,6 +341,10 @@ def _line_key(line: str) -> str:
     return re.sub(r"\d+", "#", re.sub(r"\s+", " ", line.strip().lower()))
 
 
+# A page keeps its running lines when dropping them would leave less than this share of its text.
+RUNNING_LINE_MIN_KEPT = 0.2
+
+
 def strip_running_lines(pages: list[str]) -> tuple[list[str], list[str]]:
     """Take running headers and footers out of *pages* and read printed page numbers from them.
 
@@ -352,6 +356,8 @@ def strip_running_lines(pages: list[str]) -> tuple[list[str], list[str]]:
     The printed number of a page is the number in its running lines that sits at the offset from
     the physical page number most pages agree on ("4970" on page 2 -> offset 4968); pages without
     one get physical + offset (none below 1: front matter before page 1).
+    A page whose running lines would take more than four fifths of its text keeps them all: text that
+    repeats on every page and makes up the page is content (`RUNNING_LINE_MIN_KEPT`).
     Returns (pages, printed numbers as strings, "" where unknown).
     """
     count = len(pages)
@@ -371,6 +377,11 @@ def strip_running_lines(pages: list[str]) -> tuple[list[str], list[str]]:
     for text, lines in zip(pages, edges, strict=True):
         drop = {index for index, line in lines if _line_key(line) in running}
         all_lines = text.split("\n")
+        kept = sum(len(line.strip()) for index, line in enumerate(all_lines) if index not in drop)
+        if kept < RUNNING_LINE_MIN_KEPT * len(text.replace("\n", "").strip()):
+            # Most of the page would go: its text repeats on every page (a form, a repeated notice),
+            # which is the page's content, not a header or footer.
+            drop = set()
         numbers.append([int(n) for index in drop for n in re.findall(r"(?<![\d.])\d{1,5}(?![\d.])", all_lines[index])])
         stripped.append("\n".join(line for index, line in enumerate(all_lines) if index not in drop))
     offsets = Counter(n - page for page, found in enumerate(numbers, start=1) for n in set(found))

@@ -72,6 +72,16 @@ def test_running_headers_stay_out_of_the_text_and_give_the_printed_page_numbers(
     assert [report.printed for report in text.reports] == [str(FIRST_PRINTED_PAGE + i) for i in range(4)]
 
 
+def test_pages_that_repeat_the_same_text_keep_it(tmp_path, make_pdf):
+    # Every line recurs on every page, so every line looks like a running header or footer; it is
+    # the pages' content all the same.
+    pages = ["Raft elects a single leader for each term.\nAn entry is committed once a majority stored it."] * 6
+    path = tmp_path / "repeated.pdf"
+    path.write_bytes(make_pdf(pages))
+    text = extract_text(path)
+    assert all("elects a single leader" in page and "committed once" in page for page in text.pages)
+
+
 def test_page_reports_name_the_script_and_the_rotation(tmp_path):
     arabic = CASES["arabic"]
     if not arabic.needs[0].exists():
