@@ -444,6 +444,8 @@ class AnswerSession(StreamedAnswer):
     bibliographic: dict[int, tuple[str, str]] = field(default_factory=dict)  # paper id -> (authors, doi)
     quotes: dict[int, str] = field(default_factory=dict)
     answer_message: ChatMessage | None = None
+    # Paper id -> "2 pages of X could not be read", for the project's papers with unreadable pages.
+    unreadable: dict[int, str] = field(default_factory=dict)
 
     async def _prepare(self) -> dict[str, Any]:
         if self.persist:
@@ -460,6 +462,7 @@ class AnswerSession(StreamedAnswer):
 
     def _load_labels(self) -> None:
         papers = _project_papers(self.project)
+        self.unreadable = {p.pk: note for p in papers if (note := p.unreadable_pages_note())}
         self.labels = paper_labels((p.pk, p.display_title, p.authors, p.year) for p in papers)
         self.bibliographic = {p.pk: (p.authors, p.doi) for p in papers}
 
@@ -497,6 +500,8 @@ class AnswerSession(StreamedAnswer):
                 answer, self.status = NOT_READY, Status.NO_PAPERS
             elif retrieval.failed and not retrieval.searched_papers:
                 answer, self.status = NONE_INDEXED, Status.NO_PAPERS
+            else:
+                answer += self._unreadable_note(retrieval)
             for word in words(answer):
                 yield word
             return
@@ -518,7 +523,7 @@ class AnswerSession(StreamedAnswer):
                 for n in sentence.citations:
                     self.quotes.setdefault(n, _quote_of(sentence))
             self.status = result.status
-            for word in words(answer):
+            for word in words(answer + self._unreadable_note(retrieval)):
                 yield word
                 await asyncio.sleep(0)
             return
@@ -526,6 +531,17 @@ class AnswerSession(StreamedAnswer):
         async with aclosing(llm.stream_chat(messages, model=llm.configured_chat_model(project=True))) as stream:
             async for piece in stream:
                 yield piece
+        for word in words(self._unreadable_note(retrieval)):
+            yield word
+
+    def _unreadable_note(self, retrieval: Retrieval) -> str:
+        """ "" or a closing line admitting the unread pages of the papers this answer drew on (every
+        searched paper when it quotes none): "Note: 2 pages of X could not be read ..."."""
+        about = {ref.paper_id for ref in retrieval.references} or set(self.unreadable)
+        notes = [note for pid, note in self.unreadable.items() if pid in about]
+        if not notes:
+            return ""
+        return f"\nNote: {'; '.join(notes)} (no readable text), so they were not searched."
 
     def _checks_support(self) -> bool:
         return not self.extractive and bool(self.references)

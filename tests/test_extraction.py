@@ -222,3 +222,17 @@ def test_no_page_of_a_real_paper_is_taken_for_garbled_or_a_scan(name):
     reports = extract_text(shared_paper(name)).reports
     assert {report.status for report in reports} <= {"ok", "little_text"}
     assert all(report.script == "Latin" for report in reports if report.chars > 200)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_answer_about_a_partly_scanned_paper_says_which_pages_could_not_be_read(alice, scanned_half):
+    from chat.services import answer_question
+    from projects.services import add_papers_to_project, create_project
+
+    project = create_project(owner=alice, name="Glaciers")
+    add_papers_to_project(project=project, papers=[scanned_half], user=alice)
+
+    answer = answer_question(project=project, user=alice, question="What fanout do the authors use?")
+
+    assert "fanout of three" in answer.text
+    assert f"Note: 2 pages of {scanned_half.display_title} could not be read" in answer.text
