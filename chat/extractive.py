@@ -536,7 +536,11 @@ def term_weights(candidates: Sequence[Sentence], question_terms: Sequence[str]) 
     return {t: math.log(1 + total / (1 + df[t])) for t in dict.fromkeys(question_terms)}
 
 
-def cheap_scores(candidates: Sequence[Sentence], analysis: QuestionAnalysis) -> list[tuple[float, float, float, bool]]:
+# Per candidate: (lexical, type_match, novelty, states), see `cheap_scores`.
+CheapScores = list[tuple[float, float, float, bool]]
+
+
+def cheap_scores(candidates: Sequence[Sentence], analysis: QuestionAnalysis) -> CheapScores:
     """Per candidate, without embeddings: `(lexical, type_match, novelty, states)`; lexical and
     novelty in [0, 1] (see `score_candidates`)."""
     # Key terms from question analysis are plain lower-case words: put them in the same (stemmed,
@@ -560,16 +564,20 @@ def cheap_scores(candidates: Sequence[Sentence], analysis: QuestionAnalysis) -> 
 
 
 def score_candidates(
-    candidates: Sequence[Sentence], analysis: QuestionAnalysis, dense: Sequence[float] | np.ndarray
+    candidates: Sequence[Sentence],
+    analysis: QuestionAnalysis,
+    dense: Sequence[float] | np.ndarray,
+    *,
+    cheap: CheapScores | None = None,
 ) -> list[Scored]:
     """Score each candidate: W_DENSE * cosine + W_LEXICAL * lexical + W_TYPE * answer-type match +
     W_NOVELTY * novelty, less ECHO_PENALTY when under a third of its terms are new (it restates the
     question), less WINDOW_PENALTY for a two-sentence window (one sentence that holds everything is
-    the better quote). *dense* holds one cosine similarity per candidate (0 when not embedded)."""
+    the better quote). *dense* holds one cosine similarity per candidate (0 when not embedded);
+    *cheap* the candidates' `cheap_scores` when the caller has them already."""
     scored = []
-    for candidate, (lexical, type_match, novelty, states), cosine in zip(
-        candidates, cheap_scores(candidates, analysis), dense, strict=True
-    ):
+    cheap = cheap_scores(candidates, analysis) if cheap is None else cheap
+    for candidate, (lexical, type_match, novelty, states), cosine in zip(candidates, cheap, dense, strict=True):
         score = W_DENSE * max(0.0, float(cosine)) + W_LEXICAL * lexical + W_TYPE * type_match + W_NOVELTY * novelty
         if novelty < 1 / 3:
             score -= ECHO_PENALTY
@@ -584,11 +592,14 @@ def embed_candidates(
     analysis: QuestionAnalysis,
     query_embedding: np.ndarray,
     embed: Callable[[Sequence[str]], np.ndarray],
+    *,
+    cheap: CheapScores | None = None,
 ) -> np.ndarray:
     """Cosine similarity of each candidate to the question. Only the sentences of the best
-    `MAX_EMBEDDED` candidates by the cheap scores are embedded (others score 0); a window's vector
-    is the normalised sum of its two sentences' vectors, so windows cost no extra embedding."""
-    cheap = cheap_scores(candidates, analysis)
+    `MAX_EMBEDDED` candidates by the cheap scores (*cheap*, computed when not given) are embedded
+    (others score 0); a window's vector is the normalised sum of its two sentences' vectors, so
+    windows cost no extra embedding."""
+    cheap = cheap_scores(candidates, analysis) if cheap is None else cheap
     order = sorted(range(len(candidates)), key=lambda i: -(W_LEXICAL * cheap[i][0] + W_TYPE * cheap[i][1]))
     wanted: dict[str, None] = {}
     parts_of: dict[int, list[str]] = {}

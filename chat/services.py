@@ -35,6 +35,7 @@ from chat.extractive import (
     analysis_for,
     candidate_sentences,
     candidate_windows,
+    cheap_scores,
     compose_answer,
     embed_candidates,
     fallback_candidates,
@@ -172,11 +173,11 @@ def paper_ref(paper: Paper) -> PaperRef:
     )
 
 
-def analyse_for_project(project: Project, question: str, history: list[Turn]) -> QuestionAnalysis:
-    """*question* analysed against *history* (the chat's answered turns) and *project*'s papers; a
-    follow-up is rewritten by the project chat model when one is configured (the deterministic
-    rewrite stands when the model fails)."""
-    papers = [paper_ref(paper) for paper in _project_papers(project)]
+def analyse_for_project(project_papers: list[Paper], question: str, history: list[Turn]) -> QuestionAnalysis:
+    """*question* analysed against *history* (the chat's answered turns) and the project's papers
+    (`_project_papers`); a follow-up is rewritten by the project chat model when one is configured
+    (the deterministic rewrite stands when the model fails)."""
+    papers = [paper_ref(paper) for paper in project_papers]
     analysis = analyse_question(question, history=history, papers=papers)
     if analysis.rewritten and llm.chat_model_configured():
         try:
@@ -188,8 +189,7 @@ def analyse_for_project(project: Project, question: str, history: list[Turn]) ->
     return analysis
 
 
-def _retrieve(project: Project, analysis: QuestionAnalysis) -> Retrieval:
-    papers = _project_papers(project)
+def _retrieve(papers: list[Paper], analysis: QuestionAnalysis) -> Retrieval:
     focus = Focus(paper_ids=analysis.named_paper_ids, comparison=analysis.comparison, broad=analysis.broad)
     return retrieve_passages(papers=papers, question=analysis.query, focus=focus)
 
@@ -264,8 +264,9 @@ def extractive_answer(
     if not candidates:
         candidates = fallback_candidates(references)
     query = embed_query(analysis.query) if query_embedding is None else query_embedding
-    dense = embed_candidates(candidates, analysis, query, sentence_vectors.embed)
-    scored = score_candidates(candidates, analysis, dense)
+    cheap = cheap_scores(candidates, analysis)  # both the embedding choice and the scores read them
+    dense = embed_candidates(candidates, analysis, query, sentence_vectors.embed, cheap=cheap)
+    scored = score_candidates(candidates, analysis, dense, cheap=cheap)
     answer = compose_answer(scored, analysis, titles=labels, texts=[ref.text for ref in references])
     if answer.text:
         return answer
@@ -451,17 +452,18 @@ class AnswerSession(StreamedAnswer):
         if self.persist:
             self.history = await sync_to_async(history_turns)(self.project)
         await sync_to_async(self._save_question)()
-        self.analysis = await sync_to_async(analyse_for_project)(self.project, self.question, self.history)
-        self.retrieval = await sync_to_async(_retrieve)(self.project, self.analysis)
+        # Read once: analysis, retrieval and the citation labels all describe the same papers.
+        papers = await sync_to_async(_project_papers)(self.project)
+        self.analysis = await sync_to_async(analyse_for_project)(papers, self.question, self.history)
+        self.retrieval = await sync_to_async(_retrieve)(papers, self.analysis)
         self.references = {ref.n: ref for ref in self.retrieval.references}
         self.extractive = not llm.chat_model_configured()
-        await sync_to_async(self._load_labels)()
+        self._load_labels(papers)
         return events.answer_start(
             extractive=self.extractive, indexing=self.retrieval.indexing, failed=self.retrieval.failed
         )
 
-    def _load_labels(self) -> None:
-        papers = _project_papers(self.project)
+    def _load_labels(self, papers: list[Paper]) -> None:
         self.unreadable = {p.pk: note for p in papers if (note := p.unreadable_pages_note())}
         self.labels = paper_labels((p.pk, p.display_title, p.authors, p.year) for p in papers)
         self.bibliographic = {p.pk: (p.authors, p.doi) for p in papers}
@@ -573,17 +575,7 @@ class AnswerSession(StreamedAnswer):
 
     def _save_answer(self, state: str) -> ChatMessage | dict[str, Any]:
         if not self.persist:  # the Message shape, unsaved
-            return {
-                "id": None,
-                "role": ChatMessage.Role.ASSISTANT,
-                "text": self.text,
-                "citations": self.citation_map(),
-                "state": state,
-                "extractive": self.extractive,
-                "status": self.status,
-                "sentences": [s.as_json() for s in self.sentences],
-                "created_at": None,
-            }
+            return {"id": None, "role": ChatMessage.Role.ASSISTANT, **self._answer_fields(state), "created_at": None}
         with transaction.atomic():
             message = self._write_answer(state)
             trim_chat(project=self.project)
@@ -593,9 +585,9 @@ class AnswerSession(StreamedAnswer):
         if self.persist:
             self._write_answer(ChatMessage.State.STOPPED)
 
-    def _write_answer(self, state: str) -> ChatMessage:
-        """Update the row a progress save made; create it when there is none (or it was cleared)."""
-        fields = {
+    def _answer_fields(self, state: str) -> dict[str, Any]:
+        """The answer's saved fields (ChatMessage columns), as they stand now, in *state*."""
+        return {
             "text": self.text,
             "citations": self.citation_map(),
             "state": state,
@@ -603,6 +595,10 @@ class AnswerSession(StreamedAnswer):
             "status": self.status,
             "sentences": [s.as_json() for s in self.sentences],
         }
+
+    def _write_answer(self, state: str) -> ChatMessage:
+        """Update the row a progress save made; create it when there is none (or it was cleared)."""
+        fields = self._answer_fields(state)
         message = self.answer_message
         if message is not None and ChatMessage.objects.filter(pk=message.pk).update(**fields):
             for name, value in fields.items():
