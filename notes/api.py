@@ -18,6 +18,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotagent.http import AuthenticatedRequest
+from chat.services import MAX_QUESTION_CHARS
 from notes import copilot, review
 from notes.models import CopilotMessage, Note
 from notes.services import (
@@ -91,7 +92,7 @@ class SaveAnswerSerializer(ItemSerializer):
 
 
 class QuestionSerializer(serializers.Serializer[Any]):
-    text = serializers.CharField(max_length=copilot.MAX_COPILOT_QUESTION_CHARS)
+    text = serializers.CharField(max_length=MAX_QUESTION_CHARS)
 
 
 class MentionSerializer(serializers.Serializer[Any]):

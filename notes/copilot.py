@@ -27,6 +27,7 @@ from django.db import transaction
 from chat import llm
 from chat.citations import parse_citations
 from chat.prompts import PAPER_SYSTEM_PROMPT, PageText, Turn, format_paper, format_passages, quote_data
+from chat.services import check_question
 from indexing.retrieval import Reference, retrieve_passages
 from notes.models import CopilotMessage
 from notes.sanitize import html_to_text
@@ -277,8 +278,9 @@ def ask_project_copilot(*, user: User, project: Project, question: str) -> Copil
     (text, citations, suggestions). Passages come from the project's ready papers (the existing
     retrieval), numbered [N]; suggestions keep [N] as links to paper and page.
 
-    Raises ChatModelMissingError without a chat model, NoteError for an empty question, and the
-    chat model's or chunk index's errors (ServiceUnavailableError subclasses)."""
+    Raises ChatModelMissingError without a chat model, QuestionError for an empty or overlong
+    question (`chat.services.check_question`), and the chat model's or chunk index's errors
+    (ServiceUnavailableError subclasses)."""
     check_chat_model()
     question = check_question(question)
     scope = project_scope(user, project)
@@ -303,18 +305,6 @@ def ask_project_copilot(*, user: User, project: Project, question: str) -> Copil
     reply = run_agent(messages, scope=scope, model=llm.configured_chat_model(project=True))
     _finish_citations(reply, references)
     return _save_turn(user=user, project=project, question=question, reply=reply)
-
-
-MAX_COPILOT_QUESTION_CHARS = 4000
-
-
-def check_question(question: str) -> str:
-    question = (question or "").strip()
-    if not question:
-        raise NoteError("Ask the copilot something.")
-    if len(question) > MAX_COPILOT_QUESTION_CHARS:
-        raise NoteError(f"Questions may be at most {MAX_COPILOT_QUESTION_CHARS} characters.")
-    return question
 
 
 # --- the library copilot --------------------------------------------------------------------------
@@ -372,8 +362,8 @@ def mention_block(user: User, mention: Mention) -> tuple[str, list[NoteItem]]:
 
 def ask_library_copilot(*, user: User, question: str, mentions: Sequence[Mention]) -> CopilotMessage:
     """One library copilot turn over the *mentions* and the user's library notes; saves and
-    returns the assistant message. Raises ChatModelMissingError, NoteError, Http404 for a mention
-    the user may not see, ChatModelError."""
+    returns the assistant message. Raises ChatModelMissingError, QuestionError (`check_question`),
+    NoteError, Http404 for a mention the user may not see, ChatModelError."""
     check_chat_model()
     question = check_question(question)
     library = library_item(user)
