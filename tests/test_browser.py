@@ -9,11 +9,9 @@ page's console errors (CSP violations included) fail the test that caused them.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -26,6 +24,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import PAPERS_DIR
+from tests.support.live_server import embedded_env, free_port
 from tests.support.pdfs import make_pdf_bytes
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -86,12 +85,6 @@ class Server:
         return "\n".join(parts)
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def manage(env: dict[str, str], *args: str, timeout: float = 300) -> str:
     result = subprocess.run(
         [sys.executable, "manage.py", *args],
@@ -126,29 +119,6 @@ def stop(process: subprocess.Popen[bytes]) -> None:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=5)
-
-
-def embedded_env(data_dir: Path, **overrides: str) -> dict[str, str]:
-    """Explicit env for the subprocesses: the embedded default under *data_dir*, whatever this
-    shell or .env says, without a chat model unless *overrides* set one."""
-    return {
-        **os.environ,
-        "DEBUG": "true",
-        "DATA_DIR": str(data_dir),
-        "DATABASE_URL": "",
-        "MONGODB_URI": "",
-        "EMBEDDED_MONGO_DIR": "",
-        "MEDIA_ROOT": "",
-        "TASKS_BACKEND": "django_tasks_db.DatabaseBackend",
-        "REDIS_URL": "",
-        "OPENAI_API_KEY": "",
-        "OPENAI_BASE_URL": "",
-        "EMBEDDING_BACKEND": "local",
-        "ALLOWED_HOSTS": "127.0.0.1,localhost",
-        "CSRF_TRUSTED_ORIGINS": "",
-        "PYTHONUNBUFFERED": "1",
-        **overrides,
-    }
 
 
 def stop_chunk_index_server(env: dict[str, str]) -> None:

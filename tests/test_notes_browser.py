@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from tests import test_browser
+from tests.support.live_server import embedded_env, free_port
 from tests.support.openai_stub import OpenAIStub
 from tests.support.pdfs import make_pdf_bytes
 from tests.test_browser import (
@@ -26,8 +27,6 @@ from tests.test_browser import (
     CHROMIUM,
     ROOT,
     Server,
-    embedded_env,
-    free_port,
     manage,
     stop,
     stop_chunk_index_server,

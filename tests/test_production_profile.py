@@ -17,7 +17,6 @@ import json
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -30,6 +29,8 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
+
+from tests.support.live_server import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
@@ -91,12 +92,6 @@ def _admin_url() -> str:
 def _with_database(url: str, name: str) -> str:
     parts = urlsplit(url)
     return urlunsplit((parts.scheme, parts.netloc, f"/{name}", parts.query, parts.fragment))
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @dataclass
@@ -213,7 +208,7 @@ def profile(tmp_path_factory) -> Iterator[Profile]:
         assert indexes.returncode == 0, indexes.stderr
         daphne = str(Path(sys.executable).with_name("daphne"))
         for n in (1, 2):
-            port = _free_port()
+            port = free_port()
             profile.web_ports.append(port)
             profile.start(f"web{n}", [daphne, "-b", "127.0.0.1", "-p", str(port), "annotagent.asgi:application"])
             profile.start(f"worker{n}", [sys.executable, "manage.py", "db_worker", "--worker-id", f"worker{n}"])

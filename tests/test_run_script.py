@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.live_server import free_port
+
 ROOT = Path(__file__).resolve().parent.parent
 VENV = ROOT / ".venv"
 SCRIPT_TIMEOUT = 240
@@ -59,12 +61,6 @@ def clean_env(**extra: str) -> dict[str, str]:
     """The environment of a user's shell: none of the test run's settings."""
     keep = {name: os.environ[name] for name in ("PATH", "HOME", "LANG", "TMPDIR") if name in os.environ}
     return {**keep, **extra}
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def session_processes(session_id: int) -> list[str]:

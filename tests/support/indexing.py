@@ -35,9 +35,6 @@ def replace_pdf(paper: Paper, pages: list[str]) -> None:
 
 def closed_port_uri() -> str:
     """A MongoDB URI nobody listens on."""
-    import socket
+    from tests.support.live_server import free_port
 
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"mongodb://127.0.0.1:{port}/?directConnection=true"
+    return f"mongodb://127.0.0.1:{free_port()}/?directConnection=true"

@@ -34,6 +34,29 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+def embedded_env(data_dir: Path, **overrides: str) -> dict[str, str]:
+    """Explicit env for the subprocesses: the embedded default under *data_dir*, whatever this
+    shell or .env says, without a chat model unless *overrides* set one."""
+    return {
+        **os.environ,
+        "DEBUG": "true",
+        "DATA_DIR": str(data_dir),
+        "DATABASE_URL": "",
+        "MONGODB_URI": "",
+        "EMBEDDED_MONGO_DIR": "",
+        "MEDIA_ROOT": "",
+        "TASKS_BACKEND": "django_tasks_db.DatabaseBackend",
+        "REDIS_URL": "",
+        "OPENAI_API_KEY": "",
+        "OPENAI_BASE_URL": "",
+        "EMBEDDING_BACKEND": "local",
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "CSRF_TRUSTED_ORIGINS": "",
+        "PYTHONUNBUFFERED": "1",
+        **overrides,
+    }
+
+
 def stop(process: subprocess.Popen[bytes]) -> None:
     """SIGTERM *process*, then SIGKILL after 15 s."""
     if process.poll() is None:
@@ -97,24 +120,7 @@ def live_server(base: Path, **overrides: str) -> Iterator[LiveServer]:
     variables (e.g. REDIS_URL). Stops the server on exit."""
     data_dir = base / "data"
     port = free_port()
-    env = {
-        **os.environ,
-        "DEBUG": "true",
-        "DATA_DIR": str(data_dir),
-        "DATABASE_URL": "",
-        "MONGODB_URI": "",
-        "EMBEDDED_MONGO_DIR": "",
-        "MEDIA_ROOT": "",
-        "TASKS_BACKEND": "django_tasks_db.DatabaseBackend",
-        "REDIS_URL": "",
-        "OPENAI_API_KEY": "",
-        "OPENAI_BASE_URL": "",
-        "EMBEDDING_BACKEND": "local",
-        "ALLOWED_HOSTS": "127.0.0.1,localhost",
-        "CSRF_TRUSTED_ORIGINS": "",
-        "PYTHONUNBUFFERED": "1",
-        **overrides,
-    }
+    env = embedded_env(data_dir, **overrides)
     server = LiveServer(base_url=f"http://127.0.0.1:{port}", data_dir=data_dir, env=env, log=base / "daphne.log")
     server.manage("migrate", "--noinput", "-v0")
     with server.log.open("wb") as out:
