@@ -29,6 +29,7 @@ from functools import lru_cache
 
 from chat.prompts import Turn
 from indexing.chunking import is_vocabulary_word
+from papers.citation import first_author_surname
 
 logger = logging.getLogger(__name__)
 
@@ -261,15 +262,11 @@ def paper_names(paper: PaperRef) -> tuple[str, ...]:
 
 
 def surname(first_author: str) -> str:
-    """The surname in a first author's name: "Mike Burrows" -> "Burrows", "Burrows, M." ->
-    "Burrows", "Amy X. Zhang" -> "Zhang"; an all-capitals surname is capitalised ("AUGUST" ->
-    "August"); "" when there is none."""
-    name = first_author.split(",")[0]
-    # Initials ("X.", "M") are not surnames.
-    words = [w for w in re.findall(r"[^\W\d_][\w\u2019'-]*\.?", name) if len(w.rstrip(".")) > 1 and w[-1] != "."]
-    if not words:
-        return ""
-    last = words[-1]
+    """The surname in a first author's name as a question would write it (`first_author_surname`,
+    the citation labels' reading): "Mike Burrows" -> "Burrows", "Burrows, M." -> "Burrows", "Amy X.
+    Zhang" -> "Zhang"; an all-capitals surname is capitalised ("AUGUST" -> "August"); "" when there
+    is none."""
+    last = first_author_surname(first_author)
     return last.capitalize() if last.isupper() else last
 
 

@@ -28,7 +28,8 @@ class PaperLabel:
 
 def first_author_surname(authors: str) -> str:
     """The first author's surname: "Mike Burrows, Jeff Dean" -> "Burrows"; "Lamport, Leslie; Doe,
-    Jane" -> "Lamport"; "" -> ""."""
+    Jane" -> "Lamport"; "Guy L. Steele Jr." -> "Steele"; "Zhang A." -> "Zhang" (initials and
+    suffixes are not surnames); "" -> ""."""
     authors = authors.strip()
     if not authors:
         return ""
@@ -38,7 +39,11 @@ def first_author_surname(authors: str) -> str:
             return first.split(",", 1)[0].strip()
     else:
         first = re.split(r",|\band\b|&", authors, maxsplit=1)[0].strip()
-    words = [w for w in first.split() if not re.fullmatch(r"(?:Jr|Sr|II|III|IV)\.?", w)]
+    words = [
+        w
+        for w in first.split()
+        if not re.fullmatch(r"(?:Jr|Sr|II|III|IV)\.?", w) and len(w.strip(".,")) > 1 and not w.endswith(".")
+    ]
     return words[-1].strip(".,") if words else ""
 
 

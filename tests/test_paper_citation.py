@@ -17,6 +17,7 @@ from tests.conftest import shared_case
         ("Lamport, Leslie; Doe, Jane", "Lamport"),
         ("Patrick Hunt and Mahadev Konar", "Hunt"),
         ("Guy L. Steele Jr.", "Steele"),
+        ("Zhang A., Lo K.", "Zhang"),
         ("", ""),
     ],
 )
