@@ -268,8 +268,8 @@ def papers_near_the_best(
     compared the same way."""
     near: set[int] = set()
     scored = [hit for hit in hits if not math.isnan(hit.score)]
-    if scored and max(hit.score for hit in scored) > 0:
-        top = max(hit.score for hit in scored)
+    top = max((hit.score for hit in scored), default=0.0)
+    if top > 0:
         near |= {hit.paper_id for hit in scored if hit.score >= relative_bar * top}
     else:
         bm25 = [hit for hit in hits if hit.bm25 is not None]
@@ -397,6 +397,7 @@ class ProjectIndex:
         return np.isin(self.paper_ids, np.fromiter(paper_ids, dtype=np.int64, count=len(paper_ids)))
 
 
+# (embedding model, the (paper id, version) pairs, whether vectors were read)
 _CacheKey = tuple[str, frozenset[tuple[int, store.PaperVersion]], bool]
 
 
@@ -412,9 +413,7 @@ class _IndexCache:
     """
 
     def __init__(self, max_entries: int = 16) -> None:
-        self._entries: OrderedDict[tuple[str, frozenset[tuple[int, store.PaperVersion]], bool], ProjectIndex] = (
-            OrderedDict()
-        )
+        self._entries: OrderedDict[_CacheKey, ProjectIndex] = OrderedDict()
         self._lock = threading.Lock()
         self.max_entries = max_entries
 
