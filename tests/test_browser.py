@@ -11,11 +11,8 @@ from __future__ import annotations
 
 import re
 import shutil
-import signal
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +21,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import PAPERS_DIR
-from tests.support.live_server import embedded_env, free_port
+from tests.support.live_server import embedded_env, free_port, stop, wait_for_http
 from tests.support.pdfs import make_pdf_bytes
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -96,29 +93,6 @@ def manage(env: dict[str, str], *args: str, timeout: float = 300) -> str:
     )
     assert result.returncode == 0, f"manage.py {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
     return result.stdout
-
-
-def wait_for_http(server: Server, process: subprocess.Popen[bytes], timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        assert process.poll() is None, f"daphne exited early:\n{server.log_tail()}"
-        try:
-            with urllib.request.urlopen(server.url("/accounts/login/"), timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.3)
-    raise AssertionError(f"daphne did not answer within {timeout} s:\n{server.log_tail()}")
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=5)
 
 
 def stop_chunk_index_server(env: dict[str, str]) -> None:

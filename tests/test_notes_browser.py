@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from tests import test_browser
-from tests.support.live_server import embedded_env, free_port
+from tests.support.live_server import embedded_env, free_port, stop, wait_for_http
 from tests.support.openai_stub import OpenAIStub
 from tests.support.pdfs import make_pdf_bytes
 from tests.test_browser import (
@@ -28,9 +28,7 @@ from tests.test_browser import (
     ROOT,
     Server,
     manage,
-    stop,
     stop_chunk_index_server,
-    wait_for_http,
 )
 
 # The browser and visitor fixtures of the main browser test, over this module's server.

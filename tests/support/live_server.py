@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 DAPHNE = str(Path(sys.executable).with_name("daphne"))
@@ -132,13 +133,21 @@ def live_server(base: Path, **overrides: str) -> Iterator[LiveServer]:
             stderr=subprocess.STDOUT,
         )
     try:
-        _wait_for_http(server, process)
+        wait_for_http(server, process, timeout=60)
         yield server
     finally:
         stop(process)
 
 
-def _wait_for_http(server: LiveServer, process: subprocess.Popen[bytes], timeout: float = 60) -> None:
+class _Served(Protocol):
+    def url(self, path: str) -> str: ...
+
+    def log_tail(self, lines: int = 40) -> str: ...
+
+
+def wait_for_http(server: _Served, process: subprocess.Popen[bytes], timeout: float = 30) -> None:
+    """Wait until *server* answers its login page; AssertionError with its log when *process* exits
+    first or *timeout* seconds pass."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert process.poll() is None, f"daphne exited early:\n{server.log_tail()}"
