@@ -1,8 +1,9 @@
 """Speed and memory: `python -m benchmarks [--quick]` (`./run bench`).
 
-1. The demo project: indexing time per page of the demo cluster (`../shared/papers/consensus`;
-   with --quick one paper), then retrieval time per question, cold (the first question reads the
-   project's vectors out of the chunk index) and warm, with and without the embedding call.
+1. The demo project: indexing time per page of the demo cluster (`../shared/papers/consensus`, else
+   the sample paper in `sample_papers/`; with --quick one paper), then retrieval time per question,
+   cold (the first question reads the project's vectors out of the chunk index) and warm, with and
+   without the embedding call.
 2. Synthetic projects of 2, 10, 100 and 1,000 papers (60 chunks of ~150 words each, like the
    corpus' chunks; random unit vectors of 384 and 1,536 dimensions): retrieval latency p50/p95
    per question excluding the embedding call, dense and hybrid; the one-off cost of building the
@@ -76,10 +77,12 @@ def demo_project(quick: bool) -> dict[str, Any]:
 
     from indexing.embeddings import embed_query
     from indexing.ingest import ingest_paths
+    from indexing.management.commands.demo import demo_papers_dir
     from indexing.retrieval import matrix_cache, retrieve_passages
 
-    folder = PAPERS_DIR / "consensus"
-    paths = [folder / "paxos-made-simple.pdf"] if quick else [folder]
+    # The demo's own choice: the shared consensus cluster, else the sample shipped with the code.
+    folder = demo_papers_dir(None, defaults=[PAPERS_DIR / "consensus", BASE_DIR / "sample_papers"])
+    paths = [min(folder.glob("*.pdf"))] if quick else [folder]
     user, _ = get_user_model().objects.get_or_create(username="bench")
     embed_query("warm up the embedding model")
     started = time.perf_counter()
@@ -379,6 +382,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one demo paper, projects up to 100 papers, 384-d")
+    parser.add_argument("--load", action="store_true", help="the load benchmark instead (see --load --help)")
     args = parser.parse_args(argv)
     data_dir = BASE_DIR / ".data" / "bench"
     shutil.rmtree(data_dir, ignore_errors=True)  # indexing is what is measured: start empty

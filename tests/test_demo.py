@@ -43,4 +43,5 @@ def test_a_folder_without_pdfs_gives_the_demo_user_an_empty_library(tmp_path, se
     out, err = StringIO(), StringIO()
     call_command("demo", stdout=out, stderr=err)
     assert "No PDFs found" in err.getvalue()
+    assert ("no such folder" in err.getvalue()) == (folder == "missing")
     assert authenticate(username=settings.DEMO_USERNAME, password=settings.DEMO_PASSWORD) is not None

@@ -42,9 +42,10 @@ class Command(BaseCommand):
             user = users.create_user(settings.DEMO_USERNAME, password=settings.DEMO_PASSWORD)
         sign_in = f"Sign in as {settings.DEMO_USERNAME!r} with password {settings.DEMO_PASSWORD!r}"
         if not has_pdfs(folder):
+            missing = "" if folder.is_dir() else " (no such folder: check the path)"
             self.stderr.write(
-                f"No PDFs found in {folder}: the demo starts with an empty library. Upload PDFs in the web "
-                "UI, or point DEMO_PAPERS_DIR (or --papers) at any folder of PDFs."
+                f"No PDFs found in {folder}{missing}: the demo starts with an empty library. Upload PDFs in "
+                "the web UI, or point DEMO_PAPERS_DIR (or --papers) at any folder of PDFs."
             )
             self.stdout.write(self.style.SUCCESS(f"\n{sign_in}."))
             return
