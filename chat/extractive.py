@@ -156,11 +156,17 @@ _CAPTION = re.compile(r"\b(?:Figure|Fig\.|Table)\s+\d+:")
 _TABLE_ROW = re.compile(r"^(?=.*[^\W\d_])[^\n]{1,80}?(?:\s+[-+±]?\d[\d.,]*%?){2,}\s*$")
 
 
+# A reference list runs over many lines; a passage of fewer is prose or a short page ("... in 2010 ...").
+MIN_BIBLIOGRAPHY_LINES = 4
+
+
 def looks_like_bibliography(text: str) -> bool:
-    """A passage from a reference list: at least 30% of its lines carry a year or venue words.
-    Its "sentences" are titles of other works, never evidence for a claim."""
+    """A passage from a reference list: at least MIN_BIBLIOGRAPHY_LINES lines, at least 30% of them
+    carrying a year or venue words. Its "sentences" are titles of other works, never evidence for
+    a claim."""
     lines = [line for line in text.split("\n") if line.strip()]
-    return bool(lines) and sum(bool(_CITATION_LINE.search(line)) for line in lines) >= 0.3 * len(lines)
+    citing = sum(bool(_CITATION_LINE.search(line)) for line in lines)
+    return len(lines) >= MIN_BIBLIOGRAPHY_LINES and citing >= 0.3 * len(lines)
 
 
 def _blocks(text: str) -> list[tuple[str, list[str]]]:

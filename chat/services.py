@@ -273,9 +273,9 @@ def extractive_answer(
     # A passage qualified, so never "not covered": quote its best candidates as related.
     line = not_stated_sentence(analysis, candidates, [])
     related = fallback_candidates(references[:1])
+    listing = "\n".join(f"- {(labels or {}).get(c.paper_id, c.title)}: “{c.text}” [{c.n}]" for c in related)
     return ExtractiveAnswer(
-        text=f"{line}\nRelated passages (they do not answer the question):\n"
-        + "\n".join(f"- {(labels or {}).get(c.paper_id, c.title)}: “{c.text}” [{c.n}]" for c in related),
+        text=f"{line}\nRelated passages (they do not answer the question):\n{listing}" if related else line,
         status=Status.NOT_STATED,
         sentences=[AnswerSentence(text=line, not_stated=True)],
     )

@@ -298,6 +298,26 @@ def test_a_cjk_passage_is_quoted_never_not_covered():
     assert REFUSAL not in answer.text
 
 
+def test_a_short_passage_with_a_year_is_prose_not_a_reference_list():
+    text = (
+        "Volcanic ash and aviation. The Eyjafjallajokull eruption in 2010 injected ash to an altitude of "
+        "9 kilometres, closing European airspace for six days."
+    )
+    answer = extractive_answer("What altitude did the volcanic ash reach in 2010?", [reference(1, 1, text)])
+    assert "injected ash to an altitude of 9 kilometres" in answer.text
+    assert answer.status == Status.ANSWERED
+
+
+def test_a_reference_list_is_never_quoted_and_no_empty_related_list_is_shown():
+    bibliography = "\n".join(
+        f"[{n}] A. Author. A study of consensus, part {n}. In Proc. OSDI, pages 1-14, 20{n:02d}." for n in range(1, 7)
+    )
+    answer = extractive_answer("How do leaders get elected?", [reference(1, 1, bibliography)])
+    assert "A study of consensus" not in answer.text
+    assert "Related passages" not in answer.text
+    assert answer.status == Status.NOT_STATED
+
+
 def test_a_passage_without_a_quotable_sentence_is_still_quoted_not_refused():
     answer = extractive_answer("what about the glyph soup", [reference(1, 1, "x1 y2 z3 glyph soup q")])
     assert "[1]" in answer.text
