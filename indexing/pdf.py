@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -239,7 +240,7 @@ def read_paper(parsed: dict[str, Any]) -> PaperText:
     if not pages:
         raise PdfError("The PDF has no pages.")
     facts: list[dict[str, Any]] = parsed.get("facts") or [{} for _ in pages]
-    pages, printed = strip_running_lines(pages)
+    pages, printed = strip_running_lines(pages, columns=[int(f.get("columns", 1)) for f in facts])
     labels = parsed.get("page_labels")
     if labels and len(labels) == len(pages) and labels != [str(n) for n in range(1, len(pages) + 1)]:
         printed = [str(label) for label in labels]
@@ -345,13 +346,14 @@ def _line_key(line: str) -> str:
 RUNNING_LINE_MIN_KEPT = 0.2
 
 
-def strip_running_lines(pages: list[str]) -> tuple[list[str], list[str]]:
+def strip_running_lines(pages: list[str], *, columns: Sequence[int] | None = None) -> tuple[list[str], list[str]]:
     """Take running headers and footers out of *pages* and read printed page numbers from them.
 
     A running line is a line whose text, with every number read as "#", recurs on at least
     RUNNING_LINE_SHARE of the pages (and at least three), among the first or last
-    RUNNING_LINE_DEPTH lines of a page or, anywhere on it, among short lines of three to eight
-    words (a footer read at the foot of the left column): "To appear in OSDI 2004",
+    RUNNING_LINE_DEPTH lines of a page or, on a page of two or more *columns* (per page, from the
+    parse), among short lines of three to eight words anywhere (a footer read at the foot of the
+    left column): "To appear in OSDI 2004",
     "Journal X · page 3 of 6", a bare "4970".
     The printed number of a page is the number in its running lines that sits at the offset from
     the physical page number most pages agree on ("4970" on page 2 -> offset 4968); pages without
@@ -364,7 +366,8 @@ def strip_running_lines(pages: list[str]) -> tuple[list[str], list[str]]:
     no_numbers = [""] * count
     if count < 3:
         return pages, no_numbers
-    edges = [_candidate_lines(text) for text in pages]
+    columns = list(columns or [])
+    edges = [_candidate_lines(text, columns=columns[i] if i < len(columns) else 1) for i, text in enumerate(pages)]
     seen: Counter[str] = Counter()
     for lines in edges:
         seen.update({_line_key(lines_text) for _, lines_text in lines})
@@ -393,15 +396,18 @@ def strip_running_lines(pages: list[str]) -> tuple[list[str], list[str]]:
     return stripped, [str(page + offset) if page + offset >= 1 else "" for page in range(1, count + 1)]
 
 
-def _candidate_lines(text: str) -> list[tuple[int, str]]:
-    """(index, line) of the lines of *text* that may be running lines (see strip_running_lines)."""
+def _candidate_lines(text: str, *, columns: int = 1) -> list[tuple[int, str]]:
+    """(index, line) of the lines of *text* that may be running lines (see strip_running_lines):
+    the page's first and last lines; on a page of *columns* >= 2 also short lines anywhere (a
+    column's foot sits mid-text). On a one-column page a short line in the middle is body text,
+    however often it recurs ("juvenile corals per square metre.")."""
     lines = text.split("\n")
     depth = min(RUNNING_LINE_DEPTH, len(lines) // 2)
     edges = set(range(depth)) | set(range(len(lines) - depth, len(lines)))
     return [
         (index, line)
         for index, line in enumerate(lines)
-        if line.strip() and (index in edges or 3 <= len(_WORD.findall(line)) <= 8)
+        if line.strip() and (index in edges or (columns >= 2 and 3 <= len(_WORD.findall(line)) <= 8))
     ]
 
 

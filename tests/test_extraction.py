@@ -82,6 +82,24 @@ def test_pages_that_repeat_the_same_text_keep_it(tmp_path, make_pdf):
     assert all("elects a single leader" in page and "committed once" in page for page in text.pages)
 
 
+def test_a_short_body_line_that_recurs_mid_page_on_a_one_column_paper_is_kept(tmp_path, make_pdf):
+    # Short lines anywhere on a page are running-line candidates only where columns put a footer
+    # mid-text; on one column this recurring line is the papers' own sentence.
+    body = [
+        "Reef surveys continued through the season and the divers noted recovery of the reef after "
+        "the bleaching event of the previous summer, with more growth on the sheltered side."
+    ] * 6
+    pages = [
+        "\n".join(
+            [*body, f"At the northern transect the team counted {8 + n}", "juvenile corals per square metre.", *body]
+        )
+        for n in range(5)
+    ]
+    path = tmp_path / "coral.pdf"
+    path.write_bytes(make_pdf(pages))
+    assert all("juvenile corals per square metre" in page for page in extract_text(path).pages)
+
+
 def test_page_reports_name_the_script_and_the_rotation(tmp_path):
     arabic = CASES["arabic"]
     if not arabic.needs[0].exists():
