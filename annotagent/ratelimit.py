@@ -7,6 +7,7 @@ one shared count. Per-socket limits (`FrameBudget`) live in the consumer's memor
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,10 +20,17 @@ from annotagent.errors import AnnotagentError
 
 
 class RateLimitedError(AnnotagentError):
-    """Too many requests in a short time; wait a moment and try again."""
+    """Too many requests in a short time; wait a moment and try again.
+
+    *retry_after* is the number of seconds (>= 1) after which the next try is allowed, when known;
+    the API sends it as the `Retry-After` header (RFC 9110, section 10.2.3)."""
 
     code = "slow_down"
     status = HTTPStatus.TOO_MANY_REQUESTS
+
+    def __init__(self, message: str = "", *, retry_after: int | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 # action -> (name of the setting holding the limit per window, window length in seconds, noun)
@@ -57,7 +65,25 @@ def check_user_rate(*, user_id: int, action: str, now: float | None = None) -> N
         count = 1
     previous = cache.get(f"ratelimit:{action}:{user_id}:{int(bucket) - 1}", 0)
     if count + previous * (1 - elapsed / window) > limit:
-        raise RateLimitedError(f"Slow down: at most {limit} {noun} a minute. Try again in a moment.")
+        wait = seconds_until_allowed(count=count, previous=previous, elapsed=elapsed, window=window, limit=limit)
+        raise RateLimitedError(f"Slow down: at most {limit} {noun} a minute. Try again in {wait} s.", retry_after=wait)
+
+
+def seconds_until_allowed(*, count: int, previous: int, elapsed: float, window: int, limit: int) -> int:
+    """Whole seconds (>= 1) until one more action fits check_user_rate's sliding-window estimate,
+    if no other action is counted meanwhile: *count* actions in the current window, *previous* in
+    the one before, *elapsed* seconds into the current window of *window* seconds.
+
+    The estimate falls linearly as the previous window's weight shrinks; one more action fits
+    once `count + 1 + previous * (1 - e / window) <= limit` (still in this window) or, after it,
+    `1 + count * (1 - e / window) <= limit` (in the next window)."""
+    if count + 1 <= limit and previous:
+        # Still this window: wait for the previous window's weight to fall far enough.
+        fits_at = window * (1 - (limit - count - 1) / previous)
+        if fits_at <= window:
+            return max(1, math.ceil(fits_at - elapsed))
+    fits_at = window * (1 - (limit - 1) / count) if count and limit >= 1 else 0.0
+    return max(1, math.ceil(window - elapsed + max(0.0, fits_at)))
 
 
 @dataclass

@@ -279,9 +279,11 @@ DEMO_USERNAME = env.str("DEMO_USERNAME", default="demo")
 DEMO_PASSWORD = env.str("DEMO_PASSWORD", default="annotagent-demo")
 
 REST_FRAMEWORK = {
+    # Token first: an anonymous API request gets 401 with `WWW-Authenticate: Token` (DRF answers
+    # 403 when the first class, as SessionAuthentication does, names no challenge).
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

@@ -76,3 +76,10 @@ def test_ask_in_lexical_mode_has_no_dense_ranks(project):
 def test_ask_refuses_an_unknown_mode(project):
     with pytest.raises(CommandError):
         ask("leader", "--mode", "sparse")
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("question", ["", "   ", "\x00"])
+def test_ask_refuses_an_empty_question(project, question):
+    with pytest.raises(CommandError, match="non-empty"):
+        ask(question)

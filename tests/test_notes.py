@@ -189,7 +189,7 @@ def test_the_project_owner_writes_project_notes_and_outsiders_have_no_role(alice
 
 
 def test_anonymous_visitors_get_no_notes(client, paper):
-    assert client.get(tree_url("paper", paper.pk)).status_code in (HTTPStatus.UNAUTHORIZED, HTTPStatus.FORBIDDEN)
+    assert client.get(tree_url("paper", paper.pk)).status_code == HTTPStatus.UNAUTHORIZED
 
 
 # --- save to notes --------------------------------------------------------------------------------

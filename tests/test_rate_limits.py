@@ -23,6 +23,7 @@ def test_uploads_beyond_the_per_user_limit_get_429_slow_down(alice, bob, make_pd
     refused = client.post("/api/library/", {"file": pdf(make_pdf(["Paper 3."]))}, format="multipart")
     assert refused.status_code == HTTPStatus.TOO_MANY_REQUESTS
     assert refused.json()["error"]["code"] == "slow_down"
+    assert 1 <= int(refused["Retry-After"]) <= 120
     assert UserPaper.objects.filter(user=alice).count() == 2
     # The limit is per user: bob's first upload goes through.
     others = api_client_for(bob).post("/api/library/", {"file": pdf(make_pdf(["Bob's."]))}, format="multipart")
@@ -62,3 +63,24 @@ def test_a_minute_boundary_gives_no_fresh_allowance(alice, settings):
     assert refused.value.code == "slow_down"
     # A minute later the allowance is back.
     check_user_rate(user_id=alice.pk, action="question", now=start + 2.0 + 120)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("offset", [0.5, 20.0, 59.0])
+@pytest.mark.parametrize("early", [False, True])
+def test_a_refusal_names_the_wait_after_which_the_next_try_is_allowed(alice, settings, offset, early):
+    from annotagent.ratelimit import RateLimitedError, check_user_rate
+
+    settings.USER_QUESTIONS_PER_MINUTE = 3
+    start = (2_000_000 + 10 * early) * 60 + offset  # each case in windows of its own
+    for n in range(3):
+        check_user_rate(user_id=alice.pk, action="question", now=start + n * 0.1)
+    with pytest.raises(RateLimitedError) as refused:
+        check_user_rate(user_id=alice.pk, action="question", now=start + 0.4)
+    wait = refused.value.retry_after
+    assert wait is not None and 1 <= wait <= 120
+    if early:  # a second and a half before the named time is still too early
+        with pytest.raises(RateLimitedError):
+            check_user_rate(user_id=alice.pk, action="question", now=start + 0.4 + wait - 1.5)
+    else:  # at the named time the try goes through
+        check_user_rate(user_id=alice.pk, action="question", now=start + 0.4 + wait + 0.5)

@@ -12,7 +12,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.test.utils import override_settings
 
-from chat.services import answer_question
+from chat.services import QuestionError, answer_question, check_question
 from indexing.retrieval import MODES
 from projects.models import Project
 
@@ -41,10 +41,14 @@ class Command(BaseCommand):
         project = Project.objects.for_user(user).filter(name=options["project"]).first()
         if project is None:
             raise CommandError(f"{options['user']} has no project named {options['project']!r}.")
+        try:
+            question = check_question(options["question"])
+        except QuestionError as exc:
+            raise CommandError(exc.message) from None
         mode = options["mode"] or settings.RETRIEVAL_MODE
         # The answer workflow reads the mode from settings; the flag is this invocation's setting.
         with override_settings(RETRIEVAL_MODE=mode):
-            answer = answer_question(project=project, user=user, question=options["question"], chat=options["chat"])
+            answer = answer_question(project=project, user=user, question=question, chat=options["chat"])
         references = [
             {"n": ref.n, "paper_id": ref.paper_id, "title": ref.title, "page": ref.page, "text": ref.text}
             | ref.ranking()
