@@ -18,11 +18,11 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     their `default_code` (`not_found`, `not_authenticated`, `invalid`, ...).
     """
     if isinstance(exc, AnnotagentError):
-        response = Response({"error": {"code": exc.code, "message": exc.message}}, status=exc.status)
+        ours = Response({"error": {"code": exc.code, "message": exc.message}}, status=exc.status)
         retry_after = getattr(exc, "retry_after", None)
         if retry_after:
-            response["Retry-After"] = str(retry_after)
-        return response
+            ours["Retry-After"] = str(retry_after)
+        return ours
     # DRF converts Django's own 404 and 403 into its exceptions internally; do it here too so they
     # carry DRF's codes (`not_found`, `permission_denied`) instead of the generic "error".
     if isinstance(exc, Http404):
