@@ -23,7 +23,7 @@ second with the operating system's file cache warm), while the server still runs
 
 The clients run in this process on the same machine as the server, so they take CPU from it; the
 machine's load average is recorded before and after. Writes `benchmarks/results/load.md` and
-`.json` (or `load-N.md`/`.json` when the sizes differ from the defaults).
+`.json` (or `load-N-MxQ.md`/`.json`, not committed, when the sizes differ from the defaults).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ import asyncio
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
 import tempfile
@@ -356,6 +357,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if min(args.clients, args.askers, args.questions) < 1:
         parser.error("--clients, --askers and --questions must be at least 1")
+    # SIGTERM unwinds like Ctrl-C, so the servers and the temporary data directory are cleaned up.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     results = run(args.clients, args.askers, args.questions)
     report = render(results)
     print(report)
