@@ -27,7 +27,8 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from chat import events, llm
+from annotagent import llm
+from chat import events
 from chat.models import ChatMessage, PaperChat
 from chat.prompts import PageText, Turn, answered_turns, trim_history
 from chat.services import StreamedAnswer, extractive_answer, words

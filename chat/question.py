@@ -3,7 +3,7 @@
 One pure step shared by retrieval (which papers to search first, which need a slot of their own)
 and the answer step (which sentences hold the kind of fact asked for). `analyse_question` is the
 entry point; everything here is a pure function over strings and paper descriptions, except
-`rewrite_with_model`, which asks the configured chat model (`chat.llm`) for a standalone question.
+`rewrite_with_model`, which asks the configured chat model (`annotagent.llm`) for a standalone question.
 
 How a question names a paper (`paper_names`, `mentions`): by its title; by a short name derived from
 the title (a leading "Name:" before a colon, a parenthesised name, a CamelCase word or acronym, a
@@ -643,10 +643,10 @@ def rewrite_with_model(
     analysis: QuestionAnalysis, *, history: Sequence[Turn], papers: Sequence[PaperRef], model: str
 ) -> QuestionAnalysis:
     """*analysis* of a follow-up with its `query` rewritten by the chat model *model* (one short
-    completion, `chat.llm.complete`), then analysed as a standalone question. The papers the
+    completion, `annotagent.llm.complete`), then analysed as a standalone question. The papers the
     deterministic rewrite found are kept when the model's wording names none we recognise; an
     unusable reply keeps *analysis* as it is. Raises ChatModelError when the model fails."""
-    from chat import llm
+    from annotagent import llm
 
     reply = llm.complete(rewrite_prompt(analysis.question, history=history, papers=papers), model=model, max_tokens=120)
     query = standalone_from_reply(reply)

@@ -25,8 +25,9 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from annotagent import llm
 from annotagent.errors import AnnotagentError
-from chat import events, llm
+from chat import events
 from chat.citations import CitationStream, citations_unreadable, renumber_by_first_citation
 from chat.extractive import (
     AnswerSentence,

@@ -56,10 +56,10 @@ def uses_llm_blurbs() -> bool:
 
 def make_blurbs(paper: Paper, chunks: list[ChunkSpan], pages: list[str]) -> list[str]:
     """One blurb per chunk, in order. LLM blurbs come from the cache where present; the rest are
-    generated and cached. Raises chat.llm.ChatModelError when the model fails."""
+    generated and cached. Raises annotagent.llm.ChatModelError when the model fails."""
     if not uses_llm_blurbs():
         return [heuristic_blurb(paper, chunk) for chunk in chunks]
-    from chat.llm import complete, configured_chat_model
+    from annotagent.llm import complete, configured_chat_model
 
     model = configured_chat_model(project=False)
     keys = [hashlib.sha256(chunk.text.encode()).hexdigest() for chunk in chunks]

@@ -12,7 +12,8 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from annotagent.errors import AnnotagentError
-from indexing.services import ProgressCallback, index_paper
+from indexing.embeddings import configured_model_name
+from indexing.services import ProgressCallback, index_paper, indexed_by_caller
 from papers.models import Paper
 from papers.services import add_paper_to_library, read_upload
 from papers.storage import files_removed_on_error
@@ -80,7 +81,8 @@ def ingest_paths(
                     raise AnnotagentError("No such file.")
                 with path.open("rb") as handle:
                     data = read_upload(handle, size=path.stat().st_size)
-                paper = add_paper_to_library(user=user, data=data, filename=path.name, queue_indexing=False).paper
+                with indexed_by_caller():  # indexed below, outside the transaction
+                    paper = add_paper_to_library(user=user, data=data, filename=path.name).paper
                 if project_name and report.project is None:  # created with its first good paper
                     report.project = create_project(owner=user, name=project_name)
                 if report.project is not None:
@@ -92,7 +94,7 @@ def ingest_paths(
         except AnnotagentError as exc:
             report.failed[str(path)] = exc.message
             continue
-        if Paper.objects.ready().filter(pk=paper.pk).exists():
+        if Paper.objects.ready(embedding_model=configured_model_name()).filter(pk=paper.pk).exists():
             report.skipped.append(paper)
             continue
         try:

@@ -9,9 +9,12 @@ from __future__ import annotations
 import logging
 import threading
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 from http import HTTPStatus
 
 from django.conf import settings
@@ -385,11 +388,83 @@ def mark_for_reindex(*, paper: Paper) -> None:
 
     A paper that is not searchable goes back to `pending` with no failure reason.
     """
-    from indexing.tasks import index_paper as index_paper_task
-
     if not is_searchable(paper):
         _set_status(paper, Paper.IndexStatus.PENDING)
-    transaction.on_commit(lambda: index_paper_task.enqueue(paper_id=paper.pk, rebuild=True))
+    queue_index(paper_id=paper.pk, rebuild=True)
+
+
+# --- queueing (run by the signal hooks in `indexing.receivers`) -------------------------------------
+
+_caller_indexes: ContextVar[bool] = ContextVar("caller_indexes", default=False)
+
+
+@contextmanager
+def indexed_by_caller() -> Iterator[None]:
+    """Within this block a new paper is not queued for indexing: the caller indexes it itself right
+    away (`ingest_papers`, tests). A paper joining a project is still queued when it has no chunks."""
+    token = _caller_indexes.set(True)
+    try:
+        yield
+    finally:
+        _caller_indexes.reset(token)
+
+
+@dataclass(frozen=True)
+class _Enqueue:
+    """The on-commit callback that enqueues the `index_paper` task; equal callbacks queue the same work."""
+
+    paper_id: int
+    rebuild: bool = False
+
+    def __call__(self) -> None:
+        from indexing.tasks import index_paper as index_paper_task  # the tasks module imports this one
+
+        if self.rebuild:
+            index_paper_task.enqueue(paper_id=self.paper_id, rebuild=True)
+        else:
+            index_paper_task.enqueue(paper_id=self.paper_id)
+
+
+def queue_index(*, paper_id: int, rebuild: bool = False) -> None:
+    """Enqueue the `index_paper` task for *paper_id* once the current transaction commits (at once
+    outside one), at most once per transaction: an upload to a project both creates the paper and
+    links it, and each of those events asks for it."""
+    callback = _Enqueue(paper_id, rebuild)
+    connection = transaction.get_connection()
+    # `run_on_commit` holds the callbacks still waiting for this transaction (those of a rolled-back
+    # savepoint are dropped from it), so an equal callback there means the task is coming already.
+    if connection.in_atomic_block and any(entry[1] == callback for entry in connection.run_on_commit):
+        return
+    transaction.on_commit(callback)
+
+
+def queue_new_paper(*, paper_id: int) -> None:
+    """Queue a paper just stored for its first indexing, unless inside `indexed_by_caller`."""
+    if not _caller_indexes.get():
+        queue_index(paper_id=paper_id)
+
+
+def queue_unindexed(*, paper_ids: Iterable[int]) -> None:
+    """Lazy backfill, when papers join a project: each of *paper_ids* with no complete chunks for the
+    configured embedding model (never indexed, failed, indexed by another model, or pending with its
+    task lost) goes back to `pending` and is queued after commit. A paper being indexed right now is
+    left to that run; one already ready is left alone."""
+    ready = Paper.objects.ready(embedding_model=configured_model_name())
+    papers = (
+        Paper.objects.filter(pk__in=set(paper_ids))
+        .exclude(index_status=Paper.IndexStatus.INDEXING)
+        .exclude(pk__in=ready.values("pk"))
+    )
+    for paper_id in papers.order_by("pk").values_list("pk", flat=True):
+        Paper.objects.filter(pk=paper_id).update(index_status=Paper.IndexStatus.PENDING, index_error="")
+        queue_index(paper_id=paper_id)
+
+
+def delete_chunks_after_commit(*, paper_id: int) -> None:
+    """Delete every chunk of *paper_id* (a paper row deleted) once the transaction commits.
+    The store's ChunkStoreError then reaches whoever committed; `check_index --fix` removes
+    chunks left behind."""
+    transaction.on_commit(partial(store.delete_chunks, paper_id))
 
 
 def papers_needing_index(papers: QuerySet[Paper], *, check_store: bool = True) -> tuple[list[Paper], list[Paper]]:

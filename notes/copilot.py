@@ -24,7 +24,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from chat import llm
+from annotagent import llm
 from chat.citations import parse_citations
 from chat.prompts import PAPER_SYSTEM_PROMPT, PageText, Turn, format_paper, format_passages, quote_data
 from chat.services import check_question

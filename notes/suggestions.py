@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from annotagent.errors import AnnotagentError
-from chat.llm import ToolCall
+from annotagent.llm import ToolCall
 from notes.models import Note
 from notes.sanitize import html_to_text, link_citations, sanitize_html
 from notes.services import MAX_NAME_CHARS, NoteItem, check_content, item_of, note_tree

@@ -11,9 +11,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from annotagent import llm
 from annotagent.errors import AnnotagentError
 from annotagent.http import AuthenticatedHttpRequest
-from chat import llm
 from notes.copilot import NO_MODEL
 from notes.services import (
     UNCHANGED,

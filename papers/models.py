@@ -12,7 +12,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import OuterRef, Q, Subquery
 
-from indexing.embeddings import configured_model_name
+from annotagent.querysets import BulkCreateSignalQuerySet
+from papers.signals import papers_bulk_created
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -23,7 +24,9 @@ def paper_upload_to(paper: Paper, filename: str) -> str:
     return f"papers/{paper.sha256[:2]}/{paper.sha256}.pdf"
 
 
-class PaperQuerySet(models.QuerySet["Paper"]):
+class PaperQuerySet(BulkCreateSignalQuerySet["Paper"]):
+    bulk_created = papers_bulk_created
+
     def in_library_of(self, user: User) -> PaperQuerySet:
         """Papers in *user*'s library, each with the file name *user* gave it (see `named_for`)."""
         return self.filter(library_links__user=user).named_for(user)
@@ -35,16 +38,19 @@ class PaperQuerySet(models.QuerySet["Paper"]):
         names = UserPaper.objects.filter(user=user, paper=OuterRef("pk")).values("filename")[:1]
         return self.annotate(library_filename=Subquery(names))
 
-    def ready(self) -> PaperQuerySet:
-        """Papers whose chunks for the configured embedding model are complete."""
-        return self.filter(index_status=Paper.IndexStatus.READY, embedding_model=configured_model_name())
+    def ready(self, *, embedding_model: str) -> PaperQuerySet:
+        """Papers whose chunks for *embedding_model* are complete. The caller names the model (in
+        practice `indexing.embeddings.configured_model_name()`): which model is configured is the
+        indexing layer's business, and papers sit below it."""
+        return self.filter(index_status=Paper.IndexStatus.READY, embedding_model=embedding_model)
 
     def with_extraction_warning(self) -> PaperQuerySet:
         """Papers indexed without some of their pages (image-only or garbled ones)."""
         return self.exclude(extraction_warning="")
 
-    def not_ready(self) -> PaperQuerySet:
-        return self.filter(~Q(index_status=Paper.IndexStatus.READY) | ~Q(embedding_model=configured_model_name()))
+    def not_ready(self, *, embedding_model: str) -> PaperQuerySet:
+        """The complement of `ready`."""
+        return self.filter(~Q(index_status=Paper.IndexStatus.READY) | ~Q(embedding_model=embedding_model))
 
 
 class Paper(models.Model):

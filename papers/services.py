@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from functools import partial
 from typing import IO
 
 from django.conf import settings
@@ -14,7 +13,6 @@ from django.db.models import Sum
 from django.http import Http404
 
 from annotagent.errors import AnnotagentError
-from indexing.tasks import index_paper
 from papers.models import Paper, UserPaper, paper_upload_to
 from papers.pdfium import count_pages
 from papers.storage import files_removed_on_error, write_paper_file
@@ -88,15 +86,14 @@ def read_upload(file: IO[bytes], *, size: int | None = None) -> bytes:
     return data
 
 
-def add_paper_to_library(*, user: User, data: bytes, filename: str = "", queue_indexing: bool = True) -> AddedPaper:
+def add_paper_to_library(*, user: User, data: bytes, filename: str = "") -> AddedPaper:
     """Store the PDF *data* (deduplicated by SHA-256) and put it in *user*'s library under *filename*.
 
     The file name belongs to *user*'s library entry alone (`UserPaper.filename`). Two uploads of the
     same new bytes at once, by one user or by two, both succeed with one paper row and one stored
     file: the row is got-or-created on its unique SHA-256 in a savepoint, and only the request
-    whose insert won writes the file, after the insert. A new paper is queued for indexing after
-    the transaction commits, unless *queue_indexing* is False (a caller that indexes it right away,
-    such as `ingest_papers`).
+    whose insert won writes the file, after the insert. A new paper row sends `post_save`, on which
+    the layers above react (indexing queues it after commit, see `indexing.receivers`).
 
     Raises UploadTooLargeError or NotAPdfError (see `check_pdf_bytes`), UnreadablePdfError (PDFium
     cannot open it, see `papers.pdfium.count_pages`) or LibraryQuotaError; nothing is stored then.
@@ -122,8 +119,6 @@ def add_paper_to_library(*, user: User, data: bytes, filename: str = "", queue_i
         if created:
             write_paper_file(paper, data)
             Paper.objects.filter(pk=paper.pk).update(file=paper.file.name)
-            if queue_indexing:
-                transaction.on_commit(partial(index_paper.enqueue, paper_id=paper.pk))
     paper.library_filename = link.filename  # type: ignore[attr-defined]
     return AddedPaper(paper=paper, created=created, already_in_library=already_in_library)
 

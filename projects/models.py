@@ -5,7 +5,9 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from annotagent.querysets import BulkCreateSignalQuerySet
 from papers.models import Paper
+from projects.signals import links_bulk_created
 
 
 class ProjectQuerySet(models.QuerySet["Project"]):
@@ -33,10 +35,17 @@ class Project(models.Model):
         return self.name
 
 
+class ProjectPaperQuerySet(BulkCreateSignalQuerySet["ProjectPaper"]):
+    bulk_created = links_bulk_created
+
+
 class ProjectPaper(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="project_papers")
     paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="project_links")
     added_at = models.DateTimeField(auto_now_add=True)
+
+    # Its bulk_create (used by `project.papers.add`) sends `links_bulk_created`.
+    objects = ProjectPaperQuerySet.as_manager()
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["project", "paper"], name="unique_project_paper")]

@@ -11,12 +11,11 @@ from django.db import transaction
 from django.http import Http404
 
 from annotagent.errors import AnnotagentError
-from indexing import store
-from indexing.tasks import index_paper
 from papers.models import Paper, UserPaper
 from papers.services import AddedPaper, add_paper_to_library
 from papers.storage import delete_files, files_removed_on_error
 from projects.models import Project, ProjectPaper
+from projects.signals import reprocess_requested
 
 
 class ProjectFullError(AnnotagentError):
@@ -111,23 +110,13 @@ def batch_room_notice(*, files: int, room: int, project_name: str) -> str:
     )
 
 
-def _queue_if_unindexed(paper: Paper) -> None:
-    # Lazy backfill: a paper with no chunks for the configured embedding model (never indexed, failed,
-    # indexed by another model, or pending with its task lost) is queued on first use. A paper being
-    # indexed right now is left to that run; a duplicate queue entry is skipped by the task.
-    if paper.index_status == Paper.IndexStatus.INDEXING or Paper.objects.ready().filter(pk=paper.pk).exists():
-        return
-    Paper.objects.filter(pk=paper.pk).update(index_status=Paper.IndexStatus.PENDING, index_error="")
-    transaction.on_commit(partial(index_paper.enqueue, paper_id=paper.pk))
-
-
 @transaction.atomic
 def add_papers_to_project(*, project: Project, papers: list[Paper], user: User) -> list[ProjectPaper]:
     """Put *papers* in *project*, adding each to *user*'s library first if needed, all or nothing.
 
     Papers already in the project are skipped. Raises ProjectFullError when the project would hold
-    more than `PROJECT_MAX_PAPERS`; nothing is added then. Papers without chunks for the configured
-    embedding model are queued for indexing after commit.
+    more than `PROJECT_MAX_PAPERS`; nothing is added then. Each new link sends `post_save` (indexing
+    queues a paper without chunks after commit, see `indexing.receivers`).
     """
     Project.objects.select_for_update().filter(pk=project.pk).first()
     present = set(project.project_papers.values_list("paper_id", flat=True))
@@ -137,7 +126,6 @@ def add_papers_to_project(*, project: Project, papers: list[Paper], user: User) 
     for paper in new:
         UserPaper.objects.get_or_create(user=user, paper=paper)
         links.append(ProjectPaper.objects.create(project=project, paper=paper))
-        _queue_if_unindexed(paper)
     if links:
         project.save(update_fields=["updated_at"])
     return links
@@ -160,21 +148,17 @@ def remove_paper_from_library(*, user: User, paper: Paper) -> bool:
     """Remove *paper* from *user*'s library, with every link of *user*'s projects to it.
 
     Other users' libraries and projects are untouched. When no library holds the paper any more,
-    the paper row, its file and its chunks are deleted too. Returns whether the paper was deleted.
+    the paper row and its file are deleted too (and its chunks, by indexing on the row's
+    `post_delete`). Returns whether the paper was deleted.
     """
     ProjectPaper.objects.filter(project__owner=user, paper=paper).delete()
     UserPaper.objects.filter(user=user, paper=paper).delete()
     if UserPaper.objects.filter(paper=paper).exists():
         return False
-    paper_id, file_name = paper.pk, paper.file.name or ""
+    file_name = paper.file.name or ""
     paper.delete()
-    transaction.on_commit(partial(_delete_paper_files, paper_id=paper_id, file_name=file_name))
+    transaction.on_commit(partial(delete_files, [file_name]))
     return True
-
-
-def _delete_paper_files(*, paper_id: int, file_name: str) -> None:
-    store.delete_chunks(paper_id)
-    delete_files([file_name])
 
 
 def upload_paper_to_project(*, project: Project, user: User, data: bytes, filename: str = "") -> AddedPaper:
@@ -185,8 +169,7 @@ def upload_paper_to_project(*, project: Project, user: User, data: bytes, filena
     errors of `papers.services.add_paper_to_library` before anything is stored.
     """
     with files_removed_on_error(), transaction.atomic():
-        # Adding it to the project queues its indexing (once).
-        added = add_paper_to_library(user=user, data=data, filename=filename, queue_indexing=False)
+        added = add_paper_to_library(user=user, data=data, filename=filename)
         add_papers_to_project(project=project, papers=[added.paper], user=user)
     return added
 
@@ -201,14 +184,12 @@ def add_paper_to_new_project(*, owner: User, name: str, paper: Paper) -> Project
 
 @transaction.atomic
 def reprocess_paper(*, paper: Paper) -> Paper:
-    """Queue *paper* for indexing again (retry after a failure, or a staff re-index).
+    """Ask for *paper* to be read again (retry after a failure, or a staff re-index): sends
+    `reprocess_requested`, on which indexing queues a rebuild after commit.
 
-    The status goes back to `pending` with no failure reason; the task is enqueued after commit. A
+    A paper that is not searchable goes back to `pending` with no failure reason (on *paper* too); a
     paper that is ready stays ready: questions keep reading its old chunks until the new ones are
-    complete (see `indexing.services.index_paper`).
+    complete (see `indexing.services.mark_for_reindex`).
     """
-    if not Paper.objects.ready().filter(pk=paper.pk).exists():
-        Paper.objects.filter(pk=paper.pk).update(index_status=Paper.IndexStatus.PENDING, index_error="")
-        paper.index_status, paper.index_error = Paper.IndexStatus.PENDING, ""
-    transaction.on_commit(partial(index_paper.enqueue, paper_id=paper.pk, rebuild=True))
+    reprocess_requested.send(sender=Paper, paper=paper)
     return paper

@@ -228,11 +228,11 @@ def indexed_paper(chunk_store, make_pdf):
     """`indexed_paper(user, pages, title=...)`: a paper in *user*'s library with one page per string
     of *pages*, indexed for real (local embeddings) into the embedded chunk index."""
     from indexing.services import index_paper
-    from papers.services import add_paper_to_library
+    from tests.support.indexing import stored_paper
 
     def make(user, pages: list[str], title: str = "A Test Paper"):
         data = make_pdf(pages, title=title)
-        paper = add_paper_to_library(user=user, data=data, filename=f"{title}.pdf", queue_indexing=False).paper
+        paper = stored_paper(user, data, f"{title}.pdf")
         paper.title = title
         paper.save(update_fields=["title"])
         return index_paper(paper_id=paper.pk)

@@ -11,8 +11,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from indexing.services import index_paper
-from papers.services import add_paper_to_library
 from projects.services import add_papers_to_project, create_project
+from tests.support.indexing import stored_paper
 
 PAGES = [
     "Raft elects a leader with randomized election timeouts. The leader replicates its log entries to the "
@@ -26,7 +26,7 @@ PAGES = [
 def project(alice, make_pdf, chunk_store, settings):
     """alice's project "Consensus" holding one indexed two-page paper."""
     settings.CONTEXTUAL_BLURBS = "heuristic"
-    paper = add_paper_to_library(user=alice, data=make_pdf(PAGES), filename="c.pdf", queue_indexing=False).paper
+    paper = stored_paper(alice, make_pdf(PAGES), "c.pdf")
     paper.title = "Consensus notes"
     paper.save()
     index_paper(paper_id=paper.pk)

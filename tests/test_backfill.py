@@ -10,6 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from indexing import store
+from indexing.embeddings import configured_model_name
 from indexing.services import index_paper
 from papers.models import Paper
 from projects.services import add_papers_to_project, create_project
@@ -83,7 +84,7 @@ def test_mongo_lost_mid_indexing_fails_the_paper_and_missing_only_completes_it_l
     assert paper.index_status == "failed"
     assert "is not reachable" in paper.index_error
     assert store.count_chunks(paper.pk) == 0
-    assert not Paper.objects.ready().exists()
+    assert not Paper.objects.ready(embedding_model=configured_model_name()).exists()
 
     output = run(missing_only=True)
 
@@ -144,7 +145,9 @@ def test_paper_ids_batch_size_and_model_apply_to_this_run_only(alice, settings, 
     assert {request["model"] for request in stub.embedding_requests} == {"stub-embed-b"}
     assert all(len(request["input"]) == 1 for request in stub.embedding_requests)
     assert settings.OPENAI_EMBED_MODEL == "stub-embed-a"
-    assert not Paper.objects.ready().exists()  # the app still searches model a only
+    assert not Paper.objects.ready(
+        embedding_model=configured_model_name()
+    ).exists()  # the app still searches model a only
 
 
 def test_an_unreachable_chunk_index_is_a_clear_command_error(alice, settings, stub):

@@ -199,7 +199,7 @@ def test_project_chat_falls_back_to_the_chat_model(alice, indexed_project, opena
 
 
 def test_a_failing_chat_model_is_reported_and_the_turn_saved_as_failed(alice, indexed_project, openai_stub):
-    from chat.llm import ChatModelError
+    from annotagent.llm import ChatModelError
 
     openai_stub.fail_status = 400
     with pytest.raises(ChatModelError) as failure:

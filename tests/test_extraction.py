@@ -16,9 +16,9 @@ from indexing.chunking import split_sentences
 from indexing.pdf import PdfGarbledError, extract_metadata, extract_text, page_ranges
 from indexing.services import index_paper
 from papers.models import Paper
-from papers.services import add_paper_to_library
 from tests.conftest import shared_paper
 from tests.support.extraction_cases import CASES, FAILING_CASES, FIRST_PRINTED_PAGE, HEADER, partial_scan
+from tests.support.indexing import stored_paper
 
 
 def folded(text: str) -> str:
@@ -130,7 +130,7 @@ def test_sentences_split_at_latin_and_cjk_full_stops():
 
 
 def index_bytes(user, data: bytes, filename: str) -> Paper:
-    paper = add_paper_to_library(user=user, data=data, filename=filename, queue_indexing=False).paper
+    paper = stored_paper(user, data, filename)
     try:
         return index_paper(paper_id=paper.pk)
     except Exception:

@@ -11,6 +11,7 @@ from django.utils import timezone
 from django_tasks import default_task_backend
 
 from indexing import store, tasks
+from indexing.embeddings import configured_model_name
 from indexing.retrieval import retrieve_passages
 from indexing.services import index_paper
 from papers.models import Paper
@@ -87,7 +88,7 @@ def test_reprocessing_a_ready_paper_queues_a_rebuild_and_keeps_it_searchable(
         reprocess_paper(paper=paper)
 
     assert index_queue() == [paper.pk]
-    assert Paper.objects.ready().filter(pk=paper.pk).exists()
+    assert Paper.objects.ready(embedding_model=configured_model_name()).filter(pk=paper.pk).exists()
 
 
 def test_a_failed_rebuild_of_a_ready_paper_keeps_serving_the_old_chunks(alice, stub_embeddings):
@@ -157,7 +158,7 @@ def test_switching_the_embedding_model_never_mixes_vectors(alice, settings, stub
     settings.OPENAI_EMBED_MODEL = "stub-embed-b"  # same dimension, different vector space
     stub_embeddings.embedding_requests.clear()
 
-    assert not Paper.objects.ready().exists()
+    assert not Paper.objects.ready(embedding_model=configured_model_name()).exists()
     assert ask(project) == []  # nothing of model a is searched with a question embedded by b
     index_paper(paper_id=first.pk)
     first_only = retrieve_passages(papers=list(project.papers.all()), question="leader")
@@ -167,7 +168,10 @@ def test_switching_the_embedding_model_never_mixes_vectors(alice, settings, stub
     call_command("backfill_chunks")  # the paper lacking chunks of b is backfilled; the first is not
 
     assert {request["model"] for request in stub_embeddings.embedding_requests} == {"stub-embed-b"}
-    assert set(Paper.objects.ready().values_list("pk", flat=True)) == {first.pk, second.pk}
+    assert set(Paper.objects.ready(embedding_model=configured_model_name()).values_list("pk", flat=True)) == {
+        first.pk,
+        second.pk,
+    }
     models = {key[2] for key in store.chunk_counts_by_paper()}
     assert models == {"stub-embed-b"}
     backfilled_texts = [request["input"] for request in stub_embeddings.embedding_requests if len(request["input"]) > 0]

@@ -107,13 +107,13 @@ def test_a_saved_hover_card_shows_quote_author_year_title_page_and_copy_actions(
 def test_same_titled_papers_are_told_apart_in_the_answer_and_its_citations(alice, chunk_store):
     from chat.services import answer_question
     from indexing.services import index_paper
-    from papers.services import add_paper_to_library
     from projects.services import add_papers_to_project, create_project
+    from tests.support.indexing import stored_paper
 
     papers = []
     for name, authors, year in (("same-title-a.pdf", "Ada Brenner", 1998), ("same-title-b.pdf", "Kofi Mensah", 2021)):
         data = shared_case(name).read_bytes()
-        paper = add_paper_to_library(user=alice, data=data, filename=name, queue_indexing=False).paper
+        paper = stored_paper(alice, data, name)
         paper.title, paper.authors, paper.year = "A Note on Quorum Systems", authors, year
         paper.save()
         papers.append(index_paper(paper_id=paper.pk))

@@ -9,6 +9,7 @@ from indexing.services import index_paper
 from papers.services import add_paper_to_library
 from projects.services import add_papers_to_project, create_project
 from tests.conftest import PAPERS_DIR
+from tests.support.indexing import stored_paper
 
 
 def hits(*spec: tuple[int, float]) -> list[Hit]:
@@ -133,7 +134,7 @@ def test_a_short_question_whose_rare_word_a_passage_holds_verbatim_qualifies(ali
     if not path.exists():
         pytest.skip(f"{path} is not on this machine")
     settings.CONTEXTUAL_BLURBS = "heuristic"
-    paper = add_paper_to_library(user=alice, data=path.read_bytes(), filename=path.name, queue_indexing=False).paper
+    paper = stored_paper(alice, path.read_bytes(), path.name)
     paper = index_paper(paper_id=paper.pk)
     retrieval = retrieve_passages(papers=[paper], question="What fanout do the authors use?", focus=Focus())
     assert retrieval.references

@@ -18,7 +18,7 @@ from indexing.retrieval import (
     select_passages,
 )
 from indexing.services import index_paper
-from papers.services import add_paper_to_library
+from tests.support.indexing import stored_paper
 
 CONSENSUS = (
     "Consensus algorithms allow a collection of machines to work as a coherent group that can survive "
@@ -86,9 +86,7 @@ def indexed(alice, make_pdf, chunk_store, settings):
     settings.CONTEXTUAL_BLURBS = "heuristic"
 
     def make(pages: list[str], *, title: str, year: int | None = None, authors: str = ""):
-        paper = add_paper_to_library(
-            user=alice, data=make_pdf(pages), filename=f"{title}.pdf", queue_indexing=False
-        ).paper
+        paper = stored_paper(alice, make_pdf(pages), f"{title}.pdf")
         paper.title, paper.year, paper.authors = title, year, authors
         paper.save()
         return index_paper(paper_id=paper.pk)

@@ -7,7 +7,7 @@ from typing import Any
 
 from django import template
 
-from chat import llm
+from annotagent import llm
 from notes.copilot import NO_MODEL
 from notes.services import NoteRole, flatten_tree, get_item_for_user, note_tree, notes_role
 

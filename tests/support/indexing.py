@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from indexing.services import ProgressCallback, index_paper
+from indexing.services import ProgressCallback, index_paper, indexed_by_caller
 from papers.models import Paper
 from papers.services import add_paper_to_library
 from tests.support.pdfs import make_pdf_bytes
@@ -16,10 +16,16 @@ def use_stub_embeddings(settings, stub, *, model: str = "stub-embed-a", dimensio
     stub.dimension = dimension
 
 
+def stored_paper(user, data: bytes, filename: str) -> Paper:
+    """The PDF *data* added to *user*'s library as *filename*, not indexed (status pending, nothing
+    queued: the test indexes it itself)."""
+    with indexed_by_caller():
+        return add_paper_to_library(user=user, data=data, filename=filename).paper
+
+
 def new_paper(user, pages: list[str], *, title: str = "") -> Paper:
     """A paper in *user*'s library made of *pages*, not indexed (status pending, nothing queued)."""
-    data = make_pdf_bytes(pages, title=title)
-    return add_paper_to_library(user=user, data=data, filename=f"{title or 'paper'}.pdf", queue_indexing=False).paper
+    return stored_paper(user, make_pdf_bytes(pages, title=title), f"{title or 'paper'}.pdf")
 
 
 def indexed_paper(user, pages: list[str], *, title: str = "", progress: ProgressCallback | None = None) -> Paper:

@@ -1,6 +1,9 @@
 """Chat models: any OpenAI-compatible endpoint through the `openai` SDK. The only module that calls
 a chat model.
 
+It sits in the bottom layer, below `indexing` (contextual blurbs), `chat` (answers) and `notes`
+(copilots), so each of them reaches the model without importing the others.
+
 A chat model is configured when `OPENAI_API_KEY` is set (`OPENAI_BASE_URL` points the SDK at any
 OpenAI-compatible server). Project chat uses `OPENAI_PROJECT_CHAT_MODEL`, falling back to
 `OPENAI_CHAT_MODEL`; per-paper chat and blurbs use `OPENAI_CHAT_MODEL`.
