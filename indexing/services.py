@@ -455,8 +455,9 @@ def queue_unindexed(*, paper_ids: Iterable[int]) -> None:
         .exclude(index_status=Paper.IndexStatus.INDEXING)
         .exclude(pk__in=ready.values("pk"))
     )
-    for paper_id in papers.order_by("pk").values_list("pk", flat=True):
-        Paper.objects.filter(pk=paper_id).update(index_status=Paper.IndexStatus.PENDING, index_error="")
+    to_queue = list(papers.order_by("pk").values_list("pk", flat=True))
+    Paper.objects.filter(pk__in=to_queue).update(index_status=Paper.IndexStatus.PENDING, index_error="")
+    for paper_id in to_queue:
         queue_index(paper_id=paper_id)
 
 
