@@ -245,6 +245,15 @@ if INDEX_CLAIM_SECONDS < 3:
     raise ImproperlyConfigured("INDEX_CLAIM_SECONDS must be at least 3.")
 PDF_PARSE_MEMORY_MB = env.int("PDF_PARSE_MEMORY_MB", default=2048)
 PDF_MAX_PAGE_CHARS = env.int("PDF_MAX_PAGE_CHARS", default=200_000)
+# OCR of pages without readable text (indexing/ocr.py): "rapidocr" (models ship in its wheel, so it
+# works after the plain pip set-up), "tesseract" (the system program) or "none".
+OCR_ENGINE = env.str("OCR_ENGINE", default="rapidocr")
+if OCR_ENGINE not in ("rapidocr", "tesseract", "none"):
+    raise ImproperlyConfigured("OCR_ENGINE must be rapidocr, tesseract or none.")
+OCR_DPI = env.int("OCR_DPI", default=200)
+OCR_LANGUAGES = env.str("OCR_LANGUAGES", default="eng")  # tesseract's -l: "eng", "eng+deu"
+# Each OCR'd page adds this to the PDF_PARSE_TIMEOUT_SECONDS budget of its paper.
+OCR_SECONDS_PER_PAGE = env.int("OCR_SECONDS_PER_PAGE", default=30)
 CHUNK_TOKENS = env.int("CHUNK_TOKENS", default=200)
 CHUNK_OVERLAP_TOKENS = env.int("CHUNK_OVERLAP_TOKENS", default=40)
 # "auto": from the chat model when one is configured, else heuristic. "heuristic" never calls a model.

@@ -237,6 +237,7 @@ class PaperAnswerSession(StreamedAnswer):
         self.history = paper_history_turns(chat)
         append_paper_message(user=self.user, paper=self.paper, role=ChatMessage.Role.USER, text=self.question)
         self.paper.refresh_from_db()
+        self.cited_papers = {self.paper.pk: self.paper}
         self.ready = self.paper.index_status == Paper.IndexStatus.READY
         self.extractive = not llm.chat_model_configured()
         if not self.ready:

@@ -308,6 +308,8 @@ class StreamedAnswer:
     saved: Any = None
     _saving: asyncio.Future[Any] | None = field(default=None, init=False, repr=False)
     _unannounced: list[int] = field(default_factory=list, init=False, repr=False)
+    # The papers references may cite, by id: their printed page numbers and OCR'd pages.
+    cited_papers: dict[int, Paper] = field(default_factory=dict, init=False, repr=False)
 
     async def events(self) -> AsyncGenerator[dict[str, Any], None]:
         """Yield `answer.start`, `answer.delta` and `answer.citation` events, then `answer.done`.
@@ -387,8 +389,11 @@ class StreamedAnswer:
         return self.saved
 
     def citation(self, n: int) -> dict[str, object]:
-        """The JSON form of reference *n* (see `Reference.as_citation`)."""
-        return self.references[n].as_citation()
+        """The JSON form of reference *n* (see `Reference.as_citation`), with the cited page's
+        printed number and OCR flag (`Paper.page_facts`) when the session knows the paper."""
+        reference = self.references[n]
+        paper = self.cited_papers.get(reference.paper_id)
+        return reference.as_citation() | (paper.page_facts(reference.page) if paper is not None else {})
 
     def citation_map(self) -> dict[str, dict[str, object]]:
         """`{"N": citation}` for every reference cited so far, saved with the message."""
@@ -466,6 +471,7 @@ class AnswerSession(StreamedAnswer):
 
     def _load_labels(self, papers: list[Paper]) -> None:
         self.unreadable = {p.pk: note for p in papers if (note := p.unreadable_pages_note())}
+        self.cited_papers = {p.pk: p for p in papers}
         self.labels = paper_labels((p.pk, p.display_title, p.authors, p.year) for p in papers)
         self.bibliographic = {p.pk: (p.authors, p.doi) for p in papers}
 
@@ -474,7 +480,7 @@ class AnswerSession(StreamedAnswer):
         first author and year when another project paper has the same title), first author, year,
         the quoted text, an author-year citation and a BibTeX entry to copy."""
         reference = self.references[n]
-        citation = reference.as_citation()
+        citation = super().citation(n)
         paper = self.labels.get(reference.paper_id)
         if paper is None:
             return citation
@@ -485,7 +491,10 @@ class AnswerSession(StreamedAnswer):
             "year": paper.year,
             "quote": self.quotes.get(n, ""),
             "cite": author_year_citation(
-                first_author=paper.first_author, year=paper.year, page=reference.page, title=paper.title
+                first_author=paper.first_author,
+                year=paper.year,
+                page=str(citation.get("printed") or reference.page),
+                title=paper.title,
             ),
             "bibtex": bibtex_entry(
                 title=paper.title, authors=authors, year=paper.year, doi=doi, paper_id=paper.paper_id

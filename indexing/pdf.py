@@ -3,19 +3,24 @@
 pdfminer (under pdfplumber) has no resource caps: a 1 MB PDF can inflate to gigabytes of RAM and a
 few kilobytes can take seconds a page. So parsing runs in a child process (`indexing.pdfparse`) with
 an address-space limit of `PDF_PARSE_MEMORY_MB` and a wall-clock limit of
-`PDF_PARSE_TIMEOUT_SECONDS`; a paper that exceeds either fails alone with that reason.
+`PDF_PARSE_TIMEOUT_SECONDS`, plus `OCR_SECONDS_PER_PAGE` for each page it reads by OCR
+(`OCR_ENGINE`); a paper that exceeds either fails alone with that reason.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import resource
+import select
 import signal
 import subprocess
 import sys
+import tempfile
+import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,20 +28,17 @@ from typing import Any
 from django.conf import settings
 
 from annotagent.errors import AnnotagentError, ServiceUnavailableError
-from indexing.pdfparse import character_counts
+from indexing.pdfparse import MAX_UNMAPPED_SHARE, SCAN_IMAGE_COVERAGE, SCAN_MAX_CHARS, character_counts
 
 # A page with fewer text characters than this is `little_text` (still indexed).
 MIN_TEXT_CHARS_PER_PAGE = 20
-# A page whose drawn glyphs are at least this share unmapped (no Unicode, no glyph name) is garbled.
-MAX_UNMAPPED_SHARE = 0.5
+# A page whose drawn glyphs are at least MAX_UNMAPPED_SHARE unmapped (no Unicode, no glyph name) is
+# garbled; one of fewer than SCAN_MAX_CHARS characters over images covering SCAN_IMAGE_COVERAGE of it
+# is a scan (both in `indexing.pdfparse`, which decides in the child which pages to OCR).
 # A Latin-script page of at least DICTIONARY_MIN_WORDS words of which fewer than this share are
 # words of the embedding model's vocabulary is garbled (a font that maps glyphs to wrong letters).
 MIN_DICTIONARY_SHARE = 0.3
 DICTIONARY_MIN_WORDS = 10
-# A page whose images cover at least this share of it and that holds fewer than SCAN_MAX_CHARS
-# characters of text is a scan (a stamp or a "Downloaded from" line over a page image).
-SCAN_IMAGE_COVERAGE = 0.6
-SCAN_MAX_CHARS = 200
 # A line at the top or bottom of pages (digits aside) repeated on at least this share of the pages,
 # and on at least three, is a running header or footer.
 RUNNING_LINE_SHARE = 0.4
@@ -107,7 +109,9 @@ class PageReport:
     under images (0..1); `columns` the text columns read; `rotation` the page's /Rotate (degrees);
     `rotated_share` the share of characters not drawn upright; `script` the main script of its
     letters ("Latin", "Arabic", "Han", ...; "" without letters); `printed` the page number printed
-    on the page or given by /PageLabels ("" when unknown).
+    on the page or given by /PageLabels ("" when unknown); `ocr` whether the text was recognised
+    from the page image (`indexing.ocr`) rather than read from its text layer, `ocr_confidence` the
+    engine's mean line confidence then (0..1).
     """
 
     page: int
@@ -122,6 +126,8 @@ class PageReport:
     rotated_share: float
     script: str
     printed: str = ""
+    ocr: bool = False
+    ocr_confidence: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -140,6 +146,11 @@ class PaperText:
     @property
     def unusable_pages(self) -> list[int]:
         return [report.page for report in self.reports if report.status in PageStatus.UNUSABLE]
+
+    @property
+    def ocr_pages(self) -> list[int]:
+        """1-based pages whose text was recognised by OCR."""
+        return [report.page for report in self.reports if report.ocr]
 
     @property
     def warning(self) -> str:
@@ -186,55 +197,132 @@ def _limit_memory() -> None:  # runs in the child, between fork and exec
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-def extract_text(path: Path | str) -> PaperText:
+ParseProgress = Callable[[int, int, bool], None]
+"""Called after each page the parser reads with (page, pages, whether the page was OCR'd)."""
+
+
+def extract_text(path: Path | str, *, progress: ParseProgress | None = None) -> PaperText:
     """Extract the per-page text of the PDF at *path* in a resource-limited child process, with a
-    PageReport per page (see `read_paper`).
+    PageReport per page (see `read_paper`). With `OCR_ENGINE` set, pages without readable text are
+    recognised by OCR in the same child; pages whose letters the parent's dictionary check finds
+    wrong (`garbled` with a text layer) are recognised in a second run. *progress* follows the
+    pages as they are read.
 
     Raises PdfEncryptedError, PdfNoTextError (every page an image), PdfGarbledError (no page with
     readable text), PdfEmptyError (blank pages only), PdfResourceError (timeout or memory limit) or
-    PdfError (corrupt, truncated, not a PDF, a page over `PDF_MAX_PAGE_CHARS`).
+    PdfError (corrupt, truncated, not a PDF, a page over `PDF_MAX_PAGE_CHARS`, OCR engine missing).
     """
+    parsed = _run_parser(path, progress=progress)
+    text = read_paper(parsed, allow_unusable=True)
+    garbled = [r.page for r in text.reports if r.status == PageStatus.GARBLED and not r.ocr]
+    if garbled and settings.OCR_ENGINE != "none":
+        text = read_paper(_run_parser(path, progress=progress, ocr_pages=garbled))
+    else:
+        _check_some_page_usable(text.reports)
+    return text
+
+
+def _parser_command(path: Path | str, ocr_pages: Sequence[int]) -> list[str]:
+    command = [sys.executable, "-m", "indexing.pdfparse", str(path), str(settings.PDF_MAX_PAGE_CHARS)]
+    command += ["--ocr-engine", settings.OCR_ENGINE, "--ocr-dpi", str(settings.OCR_DPI)]
+    command += ["--ocr-languages", settings.OCR_LANGUAGES]
+    if ocr_pages:
+        command += ["--ocr-pages", ",".join(str(page) for page in ocr_pages)]
+    return command
+
+
+def _run_parser(
+    path: Path | str, *, progress: ParseProgress | None = None, ocr_pages: Sequence[int] = ()
+) -> dict[str, Any]:
+    """The parse result of `indexing.pdfparse` for *path*, run in a child process under the memory
+    limit and a deadline that each OCR'd page moves `OCR_SECONDS_PER_PAGE` later. Raises as
+    `extract_text` does."""
     base_dir = Path(__file__).resolve().parent.parent
-    try:
-        completed = subprocess.run(
-            [sys.executable, "-m", "indexing.pdfparse", str(path), str(settings.PDF_MAX_PAGE_CHARS)],
+    deadline = time.monotonic() + settings.PDF_PARSE_TIMEOUT_SECONDS
+    with tempfile.TemporaryFile() as stderr_file:
+        child = subprocess.Popen(
+            _parser_command(path, ocr_pages),
             cwd=base_dir,
-            capture_output=True,
-            timeout=settings.PDF_PARSE_TIMEOUT_SECONDS,
+            stdout=subprocess.PIPE,
+            stderr=stderr_file,
             preexec_fn=_limit_memory,
             # Its own session: a Ctrl-C or TERM to the worker's process group is the worker's to
             # handle, not a reason to fail the paper.
             start_new_session=True,
-            check=False,
         )
-    except subprocess.TimeoutExpired as exc:
-        raise PdfResourceError(
-            f"Reading the PDF took longer than {settings.PDF_PARSE_TIMEOUT_SECONDS} s, the limit per paper."
-        ) from exc
-    if completed.returncode != 0:
-        stderr = completed.stderr.decode(errors="replace")
-        if completed.returncode in _STOP_SIGNALS:
+        assert child.stdout is not None
+        result: dict[str, Any] | None = None
+        buffer = b""
+        try:
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise PdfResourceError(
+                        f"Reading the PDF took longer than {settings.PDF_PARSE_TIMEOUT_SECONDS} s, the limit per "
+                        f"paper (plus {settings.OCR_SECONDS_PER_PAGE} s for each page read by OCR)."
+                    )
+                ready, _, _ = select.select([child.stdout], [], [], min(remaining, 1.0))
+                if not ready:
+                    continue
+                data = os.read(child.stdout.fileno(), 1 << 16)
+                if not data:
+                    break
+                buffer += data
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    try:
+                        message = json.loads(line)
+                    except ValueError:  # not the parser's (a library printing): the exit code tells
+                        continue
+                    if "progress" not in message:
+                        result = message
+                        continue
+                    step = message["progress"]
+                    if step["ocr"]:
+                        deadline += settings.OCR_SECONDS_PER_PAGE
+                    if progress is not None:
+                        progress(int(step["page"]), int(step["pages"]), bool(step["ocr"]))
+            returncode = child.wait(timeout=max(deadline - time.monotonic(), 1.0))
+        except (PdfResourceError, subprocess.TimeoutExpired) as exc:
+            child.kill()
+            child.wait()
+            if isinstance(exc, PdfResourceError):
+                raise
+            raise PdfResourceError(
+                f"Reading the PDF took longer than {settings.PDF_PARSE_TIMEOUT_SECONDS} s, the limit per paper."
+            ) from exc
+        except BaseException:
+            child.kill()
+            child.wait()
+            raise
+        finally:
+            child.stdout.close()
+        stderr_file.seek(0)
+        stderr = stderr_file.read().decode(errors="replace")
+    if returncode != 0:
+        if returncode in _STOP_SIGNALS:
             raise PdfInterruptedError("Reading the PDF was interrupted; it will be read again.")
-        if completed.returncode < 0 or any(sign in stderr for sign in _OUT_OF_MEMORY):
+        if returncode < 0 or any(sign in stderr for sign in _OUT_OF_MEMORY):
             raise PdfResourceError(
                 f"Reading the PDF needed more than {settings.PDF_PARSE_MEMORY_MB} MB of memory, the limit per paper."
             )
         last_line = (stderr.strip().splitlines() or ["the parser stopped"])[-1]
         raise PdfError(f"The PDF could not be read ({last_line[:300]}).")
-    result = json.loads(completed.stdout)
+    if result is None:
+        raise PdfError("The PDF could not be read (the parser gave no result).")
     if "error" in result:
         error_class = PdfEncryptedError if result["error"] == "encrypted" else PdfError
         raise error_class(result["message"])
-    return read_paper(result)
+    return result
 
 
-def read_paper(parsed: dict[str, Any]) -> PaperText:
+def read_paper(parsed: dict[str, Any], *, allow_unusable: bool = False) -> PaperText:
     """The PaperText of a parse result (`indexing.pdfparse.parse`): running headers and footers
     taken out of the pages (their page numbers kept as printed numbers), every page classified, the
     text of unusable pages left out.
 
     Raises PdfError (no pages), PdfNoTextError, PdfGarbledError or PdfEmptyError when no page is
-    usable, naming why.
+    usable, naming why (unless *allow_unusable*: the caller decides after trying OCR).
     """
     pages: list[str] = parsed["pages"]
     if not pages:
@@ -248,7 +336,8 @@ def read_paper(parsed: dict[str, Any]) -> PaperText:
         page_report(number, text, page_facts, printed=label)
         for number, (text, page_facts, label) in enumerate(zip(pages, facts, printed, strict=True), start=1)
     ]
-    _check_some_page_usable(reports)
+    if not allow_unusable:
+        _check_some_page_usable(reports)
     kept = ["" if report.status in PageStatus.UNUSABLE else text for text, report in zip(pages, reports, strict=True)]
     return PaperText(pages=kept, metadata=parsed.get("metadata", {}), reports=reports)
 
@@ -261,6 +350,8 @@ def _check_some_page_usable(reports: list[PageReport]) -> None:
     image_only = [report.page for report in reports if report.status == PageStatus.IMAGE_ONLY]
     garbled = [report.page for report in reports if report.status == PageStatus.GARBLED]
     if image_only and not garbled:
+        if any(report.ocr for report in reports):
+            raise PdfNoTextError("The PDF has no text layer (its pages are images) and OCR found no text on them.")
         raise PdfNoTextError(
             "The PDF has no text layer (its pages are images, as in a scan); run OCR on it and upload it again."
         )
@@ -278,6 +369,16 @@ def _check_some_page_usable(reports: list[PageReport]) -> None:
 
 
 _WORD = re.compile(r"[^\W\d_]{2,}")
+# An OCR'd page with more than this share of characters that are neither letters nor digits read
+# glyphs that draw no letters (symbols, dingbats): its text is not the page's words.
+MAX_OCR_SYMBOL_SHARE = 0.4
+
+
+def _symbol_share(text: str) -> float:
+    visible = re.sub(r"\s", "", text)
+    return sum(not char.isalnum() for char in visible) / len(visible) if visible else 0.0
+
+
 _SCRIPT_NAMES = {"CJK": "Han", "HIRAGANA": "Japanese", "KATAKANA": "Japanese", "HANGUL": "Hangul"}
 
 
@@ -298,7 +399,10 @@ def page_report(number: int, text: str, facts: dict[str, Any], *, printed: str =
     `image_only`: no text (or under SCAN_MAX_CHARS characters) over images covering the page; a page
     with no text and no image is `little_text` (blank). `garbled`: at least MAX_UNMAPPED_SHARE of
     the glyphs unmapped, or a Latin page whose words are mostly not words. `little_text`: under
-    MIN_TEXT_CHARS_PER_PAGE characters. Else `ok`.
+    MIN_TEXT_CHARS_PER_PAGE characters. Else `ok`. A page read by OCR (`facts["ocr"]`) is
+    `image_only` only when OCR found no text on it; its words are checked against the dictionary
+    like any other page's, and it is `garbled` when over MAX_OCR_SYMBOL_SHARE of its characters are
+    neither letters nor digits (OCR of glyphs that draw no letters reads punctuation).
     """
     from indexing.chunking import vocabulary
 
@@ -312,11 +416,18 @@ def page_report(number: int, text: str, facts: dict[str, Any], *, printed: str =
         known = vocabulary()
         dictionary_share = sum(word.lower() in known for word in words) / len(words)
     image_coverage = float(facts.get("image_coverage", 0.0))
+    ocr = bool(facts.get("ocr", False))
+    if ocr:
+        scan = chars == 0
+    else:
+        scan = (chars == 0 and image_coverage > 0) or (image_coverage >= SCAN_IMAGE_COVERAGE and chars < SCAN_MAX_CHARS)
     if unmapped_share >= MAX_UNMAPPED_SHARE:
         status = PageStatus.GARBLED
-    elif (chars == 0 and image_coverage > 0) or (image_coverage >= SCAN_IMAGE_COVERAGE and chars < SCAN_MAX_CHARS):
+    elif scan:
         status = PageStatus.IMAGE_ONLY
     elif dictionary_share is not None and dictionary_share < MIN_DICTIONARY_SHARE:
+        status = PageStatus.GARBLED
+    elif ocr and _symbol_share(text) > MAX_OCR_SYMBOL_SHARE:
         status = PageStatus.GARBLED
     elif chars < MIN_TEXT_CHARS_PER_PAGE:
         status = PageStatus.LITTLE_TEXT
@@ -335,6 +446,8 @@ def page_report(number: int, text: str, facts: dict[str, Any], *, printed: str =
         rotated_share=float(facts.get("rotated_share", 0.0)),
         script=script,
         printed=printed,
+        ocr=ocr,
+        ocr_confidence=float(facts["ocr_confidence"]) if ocr and "ocr_confidence" in facts else None,
     )
 
 

@@ -20,10 +20,19 @@ What it does to the text, page by page:
 - Right-to-left runs (Arabic, Hebrew) come out in logical order (python-bidi), and form fields add
   their values ("Name: Ada").
 - Everything is NFKC-normalised, so ligatures such as U+FB01 "ﬁ" read as "fi".
+- With an OCR engine (`--ocr-engine`, see `indexing.ocr`), a page without readable text (an image of
+  text, or glyphs that mostly map to no letters: `needs_ocr`) is rendered and recognised instead,
+  and its facts say so (`PageFacts.ocr`). Pages named with `--ocr-pages` are recognised whatever
+  their text layer holds (the parent's dictionary check found its letters wrong).
+
+While it works, the child writes one progress line per page before the result,
+`{"progress": {"page": n, "pages": total, "ocr": bool}}`, so the parent can report it and allow
+OCR'd pages their time.
 """
 
 from __future__ import annotations
 
+import argparse
 import io
 import itertools
 import json
@@ -31,7 +40,8 @@ import re
 import sys
 import unicodedata
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypedDict
 
 # Word gaps are judged relative to glyph size: fixed x_tolerance splits words in kerned PDFs
@@ -48,6 +58,14 @@ MIN_SPLIT_ROWS = 5
 MIN_WORDS_PER_COLUMN_ROW = 3.0
 # Overprinted characters closer than this (points) are one character (pdfplumber's dedupe_chars).
 DEDUPE_TOLERANCE = 1.0
+
+# A page is unreadable (and read by OCR when an engine is set) when at least MAX_UNMAPPED_SHARE of
+# its glyphs map to no letter, or when it holds no text over images, or fewer than SCAN_MAX_CHARS
+# characters over images covering at least SCAN_IMAGE_COVERAGE of it (a scan with a stamp or a
+# "Downloaded from" line). `indexing.pdf.page_report` classifies with the same thresholds.
+MAX_UNMAPPED_SHARE = 0.5
+SCAN_IMAGE_COVERAGE = 0.6
+SCAN_MAX_CHARS = 200
 
 _CID = re.compile(r"\(cid:\d+\)")
 _RTL = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
@@ -70,6 +88,19 @@ class PageFacts(TypedDict):
     rotation: int
     rotated_share: float
     form_fields: int
+    ocr: bool
+    ocr_confidence: float
+
+
+def needs_ocr(text: str, facts: PageFacts) -> bool:
+    """Whether a page's text layer is unreadable by the glyph and image facts alone (see
+    MAX_UNMAPPED_SHARE); the dictionary check needs the vocabulary and runs in the parent."""
+    drawn = facts["chars"]
+    if drawn and facts["unmapped_chars"] / drawn >= MAX_UNMAPPED_SHARE:
+        return True
+    chars = len(re.sub(r"\s", "", text))
+    coverage = facts["image_coverage"]
+    return (chars == 0 and coverage > 0) or (coverage >= SCAN_IMAGE_COVERAGE and chars < SCAN_MAX_CHARS)
 
 
 def normalise_text(text: str) -> str:
@@ -455,6 +486,8 @@ def read_page(page: Any) -> tuple[str, PageFacts]:
         "rotation": int(page.rotation or 0) % 360,
         "rotated_share": round(rotated_share, 3),
         "form_fields": len(fields),
+        "ocr": False,
+        "ocr_confidence": 0.0,
     }
     return normalise_text(logical_order(raw)), facts
 
@@ -473,20 +506,95 @@ def _is_encryption_error(exc: BaseException) -> bool:
     return "password" in str(exc).lower() or name.startswith("PDFEncrypt") or name == "PDFPasswordIncorrect"
 
 
-def parse(path: str, *, max_page_chars: int) -> dict[str, Any]:
-    """Parse the PDF at *path*. Returns the JSON-ready result described in the module docstring."""
+def ocr_text(lines: Sequence[Any]) -> tuple[str, int]:
+    """The reading-order text of a page's OCR lines (`indexing.ocr.OcrLine`), and its column count.
+
+    Lines are cut into words and read with the same column finder as text layers: runs of rows
+    that cross no gutter are read column by column, other rows whole.
+    """
+    from indexing.ocr import lines_to_words
+
+    words = lines_to_words(lines)
+    if not words:
+        return "", 1
+    rows = _rows(words)
+    gutters = find_gutters(rows) if len(words) >= MIN_WORDS_FOR_COLUMNS else []
+    if not gutters:
+        return "\n".join(_row_text(row) for row in rows), 1
+    cuts = [float("-inf"), *((g0 + g1) / 2 for g0, g1 in gutters), float("inf")]
+    parts: list[str] = []
+    columnar: list[list[dict[str, Any]]] = []
+
+    def flush() -> None:
+        for a, b in itertools.pairwise(cuts):
+            column = [w for row in columnar for w in row if a <= (w["x0"] + w["x1"]) / 2 < b]
+            parts.extend(_row_text(row) for row in _rows(column))
+        columnar.clear()
+
+    columnar_rows = 0
+    for row in rows:
+        if _crosses(row, gutters):
+            flush()
+            parts.append(_row_text(row))
+        else:
+            columnar.append(row)
+            columnar_rows += 1
+    flush()
+    return "\n".join(parts), (len(cuts) - 1 if columnar_rows > len(rows) / 2 else 1)
+
+
+def _row_text(row: Sequence[dict[str, Any]]) -> str:
+    return " ".join(w["text"] for w in sorted(row, key=lambda w: w["x0"]))
+
+
+@dataclass(frozen=True)
+class OcrOptions:
+    """How the child runs OCR: `engine` one of `indexing.ocr.ENGINES`; `dpi` the rendering
+    resolution; `languages` tesseract's language list; `pages` 1-based pages to recognise whatever
+    their text layer holds."""
+
+    engine: str = "none"
+    dpi: int = 200
+    languages: str = "eng"
+    pages: frozenset[int] = frozenset()
+
+
+def parse(
+    path: str,
+    *,
+    max_page_chars: int,
+    ocr: OcrOptions | None = None,
+    progress: Callable[[int, int, bool], None] | None = None,
+) -> dict[str, Any]:
+    """Parse the PDF at *path*. Returns the JSON-ready result described in the module docstring.
+
+    With *ocr* naming an engine, unreadable pages (`needs_ocr`, or listed in `ocr.pages`) are
+    rendered and recognised; the engine is loaded at the first such page. *progress* is called
+    after each page with (page, pages, whether it was OCR'd).
+    """
     import pdfplumber
     from pdfminer.pdfdocument import PDFPasswordIncorrect
     from pdfminer.pdfparser import PDFSyntaxError
 
+    ocr = ocr or OcrOptions()
+    engine: Any = None
     try:
         with pdfplumber.open(path) as pdf:
             pdf.rsrcmgr = _resource_manager()
             metadata = {str(k): str(v) for k, v in (pdf.metadata or {}).items() if isinstance(v, (str, int, float))}
             pages: list[str] = []
             facts: list[PageFacts] = []
+            total = len(pdf.pages)
             for page in pdf.pages:
                 text, page_facts = read_page(page)
+                number = page.page_number
+                recognised = ocr.engine != "none" and (number in ocr.pages or needs_ocr(text, page_facts))
+                if recognised:
+                    if engine is None:
+                        from indexing.ocr import make_engine
+
+                        engine = make_engine(ocr.engine, languages=ocr.languages)
+                    text, page_facts = _recognise(engine, path, number, page_facts, dpi=ocr.dpi)
                 if len(text) > max_page_chars:
                     return {
                         "error": "page_too_large",
@@ -496,12 +604,18 @@ def parse(path: str, *, max_page_chars: int) -> dict[str, Any]:
                 pages.append(text)
                 facts.append(page_facts)
                 page.close()  # frees the page's layout objects: memory stays flat on long papers
+                if progress is not None:
+                    progress(number, total, recognised)
             page_labels = _page_labels(pdf, len(pages))
     except PDFPasswordIncorrect:
         return {"error": "encrypted", "message": "The PDF is encrypted and needs a password to open."}
     except PDFSyntaxError as exc:
         return {"error": "corrupt", "message": f"The file is not a readable PDF ({exc})."}
     except Exception as exc:  # pdfminer raises many unrelated types for damaged files
+        from indexing.ocr import OcrUnavailableError
+
+        if isinstance(exc, OcrUnavailableError):
+            return {"error": "ocr_unavailable", "message": str(exc)}
         # pdfplumber wraps pdfminer's errors in PdfminerException(original): look inside.
         causes = [exc, *(arg for arg in exc.args if isinstance(arg, BaseException))]
         if any(_is_encryption_error(cause) for cause in causes):
@@ -509,6 +623,26 @@ def parse(path: str, *, max_page_chars: int) -> dict[str, Any]:
         detail = "; ".join(f"{type(cause).__name__}: {cause}".rstrip(": ") for cause in causes)
         return {"error": "corrupt", "message": f"The PDF could not be read ({detail})."}
     return {"pages": pages, "facts": facts, "page_labels": page_labels, "metadata": metadata}
+
+
+def _recognise(engine: Any, path: str, number: int, facts: PageFacts, *, dpi: int) -> tuple[str, PageFacts]:
+    """The OCR text of page *number* and its facts: glyph counts are the recognised text's (no
+    glyph of it is unmapped), the image and rotation facts the page's."""
+    from indexing.ocr import render_page
+
+    lines = engine.recognise(render_page(path, number - 1, dpi=dpi))
+    raw, columns = ocr_text(lines)
+    text = normalise_text(logical_order(raw))
+    confidence = sum(line.confidence for line in lines) / len(lines) if lines else 0.0
+    recognised: PageFacts = {
+        **facts,
+        "chars": len(text),
+        "unmapped_chars": 0,
+        "columns": columns,
+        "ocr": True,
+        "ocr_confidence": round(confidence, 3),
+    }
+    return text, recognised
 
 
 def character_counts(pages: Sequence[str]) -> Counter[str]:
@@ -522,6 +656,29 @@ def character_counts(pages: Sequence[str]) -> Counter[str]:
     return counts
 
 
+def _write_progress(page: int, pages: int, recognised: bool) -> None:
+    sys.stdout.write(json.dumps({"progress": {"page": page, "pages": pages, "ocr": recognised}}) + "\n")
+    sys.stdout.flush()
+
+
+def main(argv: Sequence[str]) -> None:
+    parser = argparse.ArgumentParser(prog="python -m indexing.pdfparse")
+    parser.add_argument("path")
+    parser.add_argument("max_page_chars", type=int)
+    parser.add_argument("--ocr-engine", default="none")
+    parser.add_argument("--ocr-dpi", type=int, default=200)
+    parser.add_argument("--ocr-languages", default="eng")
+    parser.add_argument("--ocr-pages", default="", help="comma-separated 1-based pages to OCR in any case")
+    args = parser.parse_args(argv)
+    options = OcrOptions(
+        engine=args.ocr_engine,
+        dpi=args.ocr_dpi,
+        languages=args.ocr_languages,
+        pages=frozenset(int(n) for n in args.ocr_pages.split(",") if n.strip()),
+    )
+    result = parse(args.path, max_page_chars=args.max_page_chars, ocr=options, progress=_write_progress)
+    sys.stdout.write(json.dumps(result) + "\n")
+
+
 if __name__ == "__main__":
-    result = parse(sys.argv[1], max_page_chars=int(sys.argv[2]))
-    sys.stdout.write(json.dumps(result))
+    main(sys.argv[1:])

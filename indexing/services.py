@@ -155,7 +155,8 @@ class IndexProgress:
 
     `stage` is one of parsing, chunking, embedding, writing (the new chunks are being stored),
     swapping (every new chunk is stored; the paper is about to switch to them), done, failed.
-    `pages` and `chunks` are totals once known; `done_chunks` counts chunks embedded so far.
+    `pages` and `chunks` are totals once known; `done_pages` counts pages read so far while parsing
+    (`ocr_pages` of them by OCR); `done_chunks` counts chunks embedded so far.
     """
 
     paper_id: int
@@ -164,12 +165,17 @@ class IndexProgress:
     chunks: int = 0
     done_chunks: int = 0
     message: str = ""
+    done_pages: int = 0
+    ocr_pages: int = 0
 
     @property
     def percent(self) -> int:
-        """Overall progress, 0..100. Embedding dominates the cost, so it spans 10..90."""
+        """Overall progress, 0..100. Embedding dominates the cost, so it spans 10..90; parsing
+        spans 0..10 (its pages may need OCR, seconds each)."""
         if self.stage == "embedding" and self.chunks:
             return 10 + int(80 * self.done_chunks / self.chunks)
+        if self.stage == "parsing" and self.pages:
+            return int(10 * self.done_pages / self.pages)
         return _STAGE_PERCENT.get(self.stage, 0)
 
 
@@ -265,7 +271,17 @@ def _build(claim: IndexClaim, progress: ProgressCallback | None) -> Paper:
         if claim.replaced:  # the partial chunks of a build whose worker is gone
             store.delete_chunks_of_version(paper.pk, claim.replaced)
         report(IndexProgress(paper.pk, "parsing"))
-        text = extract_text(paper.file.path)
+        ocr_done = 0
+
+        def parsed_page(page: int, pages: int, ocr: bool) -> None:
+            nonlocal ocr_done
+            ocr_done += ocr
+            message = f"page {page} of {pages} read by OCR" if ocr else ""
+            report(
+                IndexProgress(paper.pk, "parsing", pages=pages, done_pages=page, ocr_pages=ocr_done, message=message)
+            )
+
+        text = extract_text(paper.file.path, progress=parsed_page)
         metadata = extract_metadata(text)
         for field in ("title", "authors", "year", "abstract", "doi"):
             if not getattr(paper, field) and getattr(metadata, field):

@@ -22,6 +22,9 @@ class PaperSerializer(serializers.ModelSerializer[Paper]):
     title = serializers.CharField(source="display_title", read_only=True)
     file_url = serializers.SerializerMethodField()
     reader_url = serializers.SerializerMethodField()
+    ocr_pages = serializers.ListField(
+        child=serializers.IntegerField(), read_only=True, help_text="Pages whose text was recognised by OCR."
+    )
 
     class Meta:
         model = Paper
@@ -36,6 +39,7 @@ class PaperSerializer(serializers.ModelSerializer[Paper]):
             "index_status",
             "index_error",
             "extraction_warning",
+            "ocr_pages",
             "chunk_count",
             "indexed_at",
             "created_at",

@@ -116,6 +116,16 @@ class Paper(models.Model):
         retrieval therefore never searches."""
         return [entry["page"] for entry in self.page_report if entry.get("status") in ("garbled", "image_only")]
 
+    @property
+    def ocr_pages(self) -> list[int]:
+        """1-based physical pages whose text was recognised by OCR from the page image: quotes
+        from them are labelled "OCR text"."""
+        return [entry["page"] for entry in self.page_report if entry.get("ocr")]
+
+    def is_ocr_page(self, page_number: int) -> bool:
+        """Whether physical page *page_number* (1-based) was read by OCR."""
+        return 1 <= page_number <= len(self.page_report) and bool(self.page_report[page_number - 1].get("ocr"))
+
     def unreadable_pages_note(self) -> str:
         """What an answer about this paper must admit, or "": "2 pages of *Title* could not be read"."""
         count = len(self.unreadable_pages)
@@ -128,6 +138,22 @@ class Paper(models.Model):
         if 1 <= page_number <= len(self.page_report):
             return str(self.page_report[page_number - 1].get("printed", ""))
         return ""
+
+    def page_for_printed(self, printed: str) -> int | None:
+        """The first physical page (1-based) whose printed page number is *printed* ("379",
+        "xii"), None when no page prints it."""
+        wanted = printed.strip().casefold()
+        for entry in self.page_report:
+            if wanted and str(entry.get("printed", "")).casefold() == wanted:
+                return int(entry["page"])
+        return None
+
+    def page_facts(self, page_number: int) -> dict[str, object]:
+        """What a citation of physical page *page_number* shows besides the page: `printed`, the
+        printed page number when known and different ("" otherwise), and `ocr`, whether the page's
+        text was recognised by OCR (its quotes are labelled "OCR text")."""
+        printed = self.printed_page(page_number)
+        return {"printed": "" if printed == str(page_number) else printed, "ocr": self.is_ocr_page(page_number)}
 
     def page_label(self, page_number: int) -> str:
         """A citation's page: "p. 6", or "p. 6 (printed 379)" when the printed number differs."""

@@ -96,8 +96,10 @@ def add_to_project(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
 @require_GET
 def reader(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     paper = get_paper_for_user(request.user, pk)
+    # ?page=6 is the PDF's sixth page; ?printed=379 the page that prints "379" (journal numbering).
+    by_printed = paper.page_for_printed(request.GET.get("printed", ""))
     try:
-        page = int(request.GET.get("page", "1"))
+        page = by_printed or int(request.GET.get("page", "1"))
     except ValueError:
         page = 1
     page = max(page, 1)

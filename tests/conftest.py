@@ -148,6 +148,12 @@ def _no_chat_model_by_default(settings):
     settings.OPENAI_API_KEY = ""
 
 
+@pytest.fixture(autouse=True)
+def _no_ocr_by_default(settings):
+    # Loading the OCR models takes seconds per parse; the OCR tests turn it on (tests/test_ocr.py).
+    settings.OCR_ENGINE = "none"
+
+
 __all__ = ["PAPERS_DIR", "settings", "shared_case", "shared_paper"]
 
 

@@ -42,7 +42,10 @@ def citation_link(n: str, citation: dict[str, Any]) -> SafeString:
     paper_id, page = int(citation["paper_id"]), int(citation["page"])
     title = str(citation.get("label") or citation.get("title") or f"Paper {paper_id}")
     href = f"{reverse('papers:reader', args=[paper_id])}?page={page}"
-    card = format_html('<span class="citation-title">{}</span>, page {}', title, page)
+    page_text = page_words(page, str(citation.get("printed") or ""))
+    card = format_html('<span class="citation-title">{}</span>, {}', title, page_text)
+    if citation.get("ocr"):
+        card = format_html('{} <span class="label label-ocr">OCR text</span>', card)
     if citation.get("cite"):
         quote = str(citation.get("quote") or "") or excerpt(str(citation.get("text") or ""))
         who = " ".join(str(part) for part in (citation.get("author"), citation.get("year")) if part)
@@ -57,16 +60,22 @@ def citation_link(n: str, citation: dict[str, Any]) -> SafeString:
             citation.get("bibtex") or "",
         )
     return format_html(
-        '<a class="citation" href="{}" data-title="{}" data-page="{}" title="{}, page {}">[{}]'
+        '<a class="citation" href="{}" data-title="{}" data-page="{}" title="{}, {}">[{}]'
         '<span class="citation-popup" role="tooltip">{}</span></a>',
         href,
         title,
         page,
         title,
-        page,
+        page_text,
         n,
         card,
     )
+
+
+def page_words(page: int, printed: str) -> str:
+    """ "page 6", or "page 6 (printed 379)" when the page prints another number (`chat.js`'s
+    pageWords says the same)."""
+    return f"page {page} (printed {printed})" if printed and printed != str(page) else f"page {page}"
 
 
 @register.filter(name="with_citations")

@@ -40,6 +40,14 @@ function copyAction(label, value) {
   return action;
 }
 
+// "page 6", or "page 6 (printed 379)" when the page prints another number (chat_tags.page_words).
+function pageWords(citation) {
+  const printed = citation.printed ? String(citation.printed) : "";
+  return printed && printed !== String(citation.page)
+    ? `page ${citation.page} (printed ${printed})`
+    : `page ${citation.page}`;
+}
+
 // The link and hover card of one citation; chat_tags.citation_link renders the same markup.
 function citationLink(n, citation) {
   const title = citation.label || citation.title || `Paper ${citation.paper_id}`;
@@ -47,10 +55,11 @@ function citationLink(n, citation) {
   link.href = readerUrl(citation);
   link.dataset.title = title;
   link.dataset.page = String(citation.page);
-  link.title = `${title}, page ${citation.page}`;
+  link.title = `${title}, ${pageWords(citation)}`;
   const popup = el("span", "citation-popup");
   popup.setAttribute("role", "tooltip");
-  const heading = [el("span", "citation-title", title), `, page ${citation.page}`];
+  const heading = [el("span", "citation-title", title), `, ${pageWords(citation)}`];
+  if (citation.ocr) heading.push(" ", el("span", "label label-ocr", "OCR text"));
   if (citation.cite) {
     const quote = citation.quote || excerpt(citation.text);
     if (quote) popup.append(el("span", "citation-quote", `“${quote}”`));
@@ -152,6 +161,7 @@ async function refreshPaperDetails(paperId, holders) {
     return; // Offline for a moment: the next page load shows them.
   }
   for (const holder of holders) {
+    renderChip(holder, holder.dataset.status, paper.index_error, paper.extraction_warning, paper.ocr_pages);
     const item = holder.closest(".paper-item");
     if (!item) continue;
     const title = item.querySelector(".paper-title");

@@ -30,7 +30,9 @@ class Command(BaseCommand):
             self.stdout.write(f"[{number}/{total}] {path.name}")
 
         def progress(event: IndexProgress) -> None:
-            if event.stage == "embedding":
+            if event.stage == "parsing" and event.message:
+                self.stdout.write(f"    {event.message}", ending="\r")
+            elif event.stage == "embedding":
                 self.stdout.write(f"    embedded {event.done_chunks}/{event.chunks} chunks", ending="\r")
             elif event.stage == "done":
                 self.stdout.write(self.style.SUCCESS(f"    ready: {event.pages} pages, {event.chunks} chunks"))

@@ -5,7 +5,10 @@ import { renderChip } from "./chip.js";
 const SETTLED = new Set(["ready", "failed"]);
 const POLL_MS = 3000;
 
-function render(holder, { index_status: status, index_error: error, extraction_warning: warning, title, authors, year }) {
+function render(
+  holder,
+  { index_status: status, index_error: error, extraction_warning: warning, ocr_pages: ocrPages, title, authors, year },
+) {
   // Indexing reads the title, authors and year from the PDF: show them once it settles.
   const card = SETTLED.has(status) ? holder.closest(".paper-card") : null;
   if (card) {
@@ -14,7 +17,7 @@ function render(holder, { index_status: status, index_error: error, extraction_w
     const meta = card.querySelector(".meta");
     if (meta) meta.textContent = [authors || "Unknown authors", year].filter(Boolean).join(" · ");
   }
-  renderChip(holder, status, error, warning);
+  renderChip(holder, status, error, warning, ocrPages);
 }
 
 async function poll() {
