@@ -15,7 +15,8 @@
 Runs in `.data/bench` with its own embedded chunk index (stopped at the end); prints a report and
 writes `benchmarks/results/speed.md` and `.json`.
 
-`--load [--clients N --askers M --questions K]` runs the load benchmark instead (benchmarks/load.py).
+`--load [--clients N --askers M --questions K]` runs the load benchmark instead (benchmarks/load.py),
+`--ocr [--pages N --engine rapidocr|tesseract]` the OCR benchmark (benchmarks/ocr.py).
 """
 
 from __future__ import annotations
@@ -380,9 +381,15 @@ def main(argv: list[str] | None = None) -> None:
 
         load([arg for arg in argv if arg != "--load"])
         return
+    if "--ocr" in argv:
+        from benchmarks.ocr import main as ocr
+
+        ocr([arg for arg in argv if arg != "--ocr"])
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one demo paper, projects up to 100 papers, 384-d")
     parser.add_argument("--load", action="store_true", help="the load benchmark instead (see --load --help)")
+    parser.add_argument("--ocr", action="store_true", help="the OCR benchmark instead (see --ocr --help)")
     args = parser.parse_args(argv)
     data_dir = BASE_DIR / ".data" / "bench"
     shutil.rmtree(data_dir, ignore_errors=True)  # indexing is what is measured: start empty

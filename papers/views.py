@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, HttpResponse
@@ -106,7 +108,15 @@ def reader(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     if paper.page_count:
         page = min(page, paper.page_count)
     printed = paper.printed_page(page)
-    context = {"paper": paper, "page": page, "printed_page": "" if printed == str(page) else printed}
+    context = {
+        "paper": paper,
+        "page": page,
+        "printed_page": "" if printed == str(page) else printed,
+        # The passage to highlight on the page (the reader's script also takes it from a citation
+        # clicked in a chat), and every page's printed number for the page header as pages turn.
+        "quote": request.GET.get("quote", "")[:500],
+        "printed_pages_json": json.dumps([paper.printed_page(n) for n in range(1, paper.page_count + 1)]),
+    }
     return render(request, "papers/reader.html", context)
 
 

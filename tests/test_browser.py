@@ -314,10 +314,9 @@ def test_cross_paper_answer_cites_pages_that_open_and_survive_a_reload(visit):
     page.wait_for_url(re.compile(re.escape(cited["href"]) + "$"))
     expect(page.get_by_role("heading", level=1)).to_have_text(cited["title"])
     expect(page.locator("#reader-page")).to_contain_text(f"Page {cited['page']}")
-    frame = page.locator("iframe.pdf-frame")
-    src = frame.get_attribute("src")
-    assert src.endswith(f"#page={cited['page']}"), src
-    pdf = page.request.get(user.server.url(src.split("#")[0]))
+    viewer = page.locator("#pdf-viewer")
+    expect(viewer).to_have_attribute("data-shown-page", str(cited["page"]), timeout=30_000)
+    pdf = page.request.get(user.server.url(viewer.get_attribute("data-file-url")))
     assert pdf.ok and pdf.headers["content-type"] == "application/pdf"
     assert pdf.body().startswith(b"%PDF")
 
@@ -467,6 +466,48 @@ def test_the_reader_chats_about_one_paper_and_cites_its_pages(visit):
     page.locator(".papers-column a", has_text="Paxos Made Simple").first.click()
     user.wait_for_chat()
     expect(page.locator("#chat-messages > .message")).to_have_count(0)
+    user.check_console()
+
+
+@pytest.mark.browser
+def test_a_citation_opens_pdfjs_at_its_page_with_the_quoted_passage_highlighted(visit):
+    from playwright.sync_api import expect
+
+    user = visit()
+    user.sign_in(DEMO_USERNAME, DEMO_PASSWORD)
+    user.open_demo_project()
+    link = user.ask("How does Raft elect a leader?").locator("a.citation").first
+    page = user.page
+    cited = citation_data(link)
+    quote = link.get_attribute("data-quote")
+    assert quote, "the citation carries no passage to highlight"
+
+    link.click()
+    page.wait_for_url(re.compile(re.escape(cited["href"]) + "$"))
+    viewer = page.locator("#pdf-viewer")
+    expect(viewer).to_have_attribute("data-shown-page", str(cited["page"]), timeout=30_000)
+    expect(viewer).to_have_attribute("data-highlighted", "true")
+    expect(page.locator(".pdf-toolbar .pdf-title")).to_have_text(cited["title"])
+    marked = page.locator(".pdf-page .textLayer .cited")
+    assert marked.count() >= 1
+    first = marked.first
+    expect(first).to_be_in_viewport()
+
+    def fold(text: str) -> str:
+        return " ".join(re.sub(r"[^\w]+", " ", text.lower()).split())
+
+    spans = fold(" ".join(marked.all_text_contents()))
+    assert fold(quote)[:40] in spans or spans in fold(quote), (spans, quote)
+    assert page.locator("iframe").count() == 0, "the browser's own PDF viewer is still used"
+
+    # Next turns the page in place; the header and the address follow, Back returns.
+    page.locator(".reader-nav a[data-step='1']").click()
+    expect(viewer).to_have_attribute("data-shown-page", str(cited["page"] + 1))
+    expect(page.locator("#reader-page")).to_contain_text(f"Page {cited['page'] + 1}")
+    assert page.url.endswith(f"?page={cited['page'] + 1}")
+    page.go_back()
+    expect(viewer).to_have_attribute("data-shown-page", str(cited["page"]))
+    expect(page.locator("#reader-page")).to_contain_text(f"Page {cited['page']}")
     user.check_console()
 
 

@@ -60,16 +60,26 @@ def citation_link(n: str, citation: dict[str, Any]) -> SafeString:
             citation.get("bibtex") or "",
         )
     return format_html(
-        '<a class="citation" href="{}" data-title="{}" data-page="{}" title="{}, {}">[{}]'
+        '<a class="citation" href="{}" data-title="{}" data-page="{}" data-quote="{}" title="{}, {}">[{}]'
         '<span class="citation-popup" role="tooltip">{}</span></a>',
         href,
         title,
         page,
+        highlight_quote(citation),
         title,
         page_text,
         n,
         card,
     )
+
+
+HIGHLIGHT_CHARS = 300
+
+
+def highlight_quote(citation: dict[str, Any]) -> str:
+    """The passage the reader highlights when the citation is clicked: the quoted sentence, else
+    the start of the cited passage (`chat.js`'s highlightQuote says the same)."""
+    return excerpt(str(citation.get("quote") or citation.get("text") or ""), HIGHLIGHT_CHARS)
 
 
 def page_words(page: int, printed: str) -> str:

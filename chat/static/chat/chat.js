@@ -24,12 +24,35 @@ function readerUrl(citation) {
 }
 
 const EXCERPT_CHARS = 200;
+const HIGHLIGHT_CHARS = 300;
+// The reader (papers/reader.js) highlights the passage stored under this key for its URL.
+const HIGHLIGHT_KEY = "annotagent.highlight";
 
 // *text* with white space folded, cut at a word boundary (as chat_tags.excerpt does).
-function excerpt(text) {
+function excerpt(text, limit = EXCERPT_CHARS) {
   const folded = (text || "").split(/\s+/).filter(Boolean).join(" ");
-  if (folded.length <= EXCERPT_CHARS) return folded;
-  return `${folded.slice(0, EXCERPT_CHARS).replace(/ \S*$/, "")}…`;
+  if (folded.length <= limit) return folded;
+  return `${folded.slice(0, limit).replace(/ \S*$/, "")}…`;
+}
+
+// The passage the reader highlights for a citation (chat_tags.highlight_quote).
+function highlightQuote(citation) {
+  return excerpt(citation.quote || citation.text || "", HIGHLIGHT_CHARS);
+}
+
+// A click on a citation link: the reader it opens highlights the cited passage.
+function rememberHighlight(event) {
+  const link = event.target.closest("a.citation");
+  if (!link || event.target.closest(".copy-citation")) return;
+  const url = new URL(link.href, location.href);
+  try {
+    sessionStorage.setItem(
+      HIGHLIGHT_KEY,
+      JSON.stringify({ path: `${url.pathname}${url.search}`, page: Number(link.dataset.page), quote: link.dataset.quote || "" }),
+    );
+  } catch {
+    // No storage (private mode): the reader opens the page without a highlight.
+  }
 }
 
 function copyAction(label, value) {
@@ -55,6 +78,7 @@ function citationLink(n, citation) {
   link.href = readerUrl(citation);
   link.dataset.title = title;
   link.dataset.page = String(citation.page);
+  link.dataset.quote = highlightQuote(citation);
   link.title = `${title}, ${pageWords(citation)}`;
   const popup = el("span", "citation-popup");
   popup.setAttribute("role", "tooltip");
@@ -340,5 +364,6 @@ function start() {
 }
 
 document.addEventListener("click", copyCitation);
+document.addEventListener("click", rememberHighlight, true);
 document.addEventListener("keydown", copyCitation);
 if (root) start();
