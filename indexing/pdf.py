@@ -222,6 +222,14 @@ def extract_text(path: Path | str, *, progress: ParseProgress | None = None) -> 
     return text
 
 
+def _too_slow(ocr_pages: int) -> str:
+    limit = f"Reading the PDF took longer than {settings.PDF_PARSE_TIMEOUT_SECONDS} s, the limit per paper"
+    if not ocr_pages:
+        return limit + "."
+    extra = ocr_pages * settings.OCR_SECONDS_PER_PAGE
+    return f"{limit} plus {extra} s for the {ocr_pages} page{'s' if ocr_pages > 1 else ''} read by OCR."
+
+
 def _parser_command(path: Path | str, ocr_pages: Sequence[int]) -> list[str]:
     command = [sys.executable, "-m", "indexing.pdfparse", str(path), str(settings.PDF_MAX_PAGE_CHARS)]
     command += ["--ocr-engine", settings.OCR_ENGINE, "--ocr-dpi", str(settings.OCR_DPI)]
@@ -253,14 +261,12 @@ def _run_parser(
         assert child.stdout is not None
         result: dict[str, Any] | None = None
         buffer = b""
+        ocr_done = 0
         try:
             while True:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    raise PdfResourceError(
-                        f"Reading the PDF took longer than {settings.PDF_PARSE_TIMEOUT_SECONDS} s, the limit per "
-                        f"paper (plus {settings.OCR_SECONDS_PER_PAGE} s for each page read by OCR)."
-                    )
+                    raise PdfResourceError(_too_slow(ocr_done))
                 ready, _, _ = select.select([child.stdout], [], [], min(remaining, 1.0))
                 if not ready:
                     continue
@@ -279,6 +285,7 @@ def _run_parser(
                         continue
                     step = message["progress"]
                     if step["ocr"]:
+                        ocr_done += 1
                         deadline += settings.OCR_SECONDS_PER_PAGE
                     if progress is not None:
                         progress(int(step["page"]), int(step["pages"]), bool(step["ocr"]))
@@ -288,9 +295,7 @@ def _run_parser(
             child.wait()
             if isinstance(exc, PdfResourceError):
                 raise
-            raise PdfResourceError(
-                f"Reading the PDF took longer than {settings.PDF_PARSE_TIMEOUT_SECONDS} s, the limit per paper."
-            ) from exc
+            raise PdfResourceError(_too_slow(ocr_done)) from exc
         except BaseException:
             child.kill()
             child.wait()
