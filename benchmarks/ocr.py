@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import platform
 import resource
 import tempfile
@@ -100,7 +101,8 @@ def report(results: dict[str, Any]) -> str:
         "# OCR benchmark",
         "",
         f"Engine `{results['engine']}`, rendering at {results['dpi']} dpi, parser memory limit "
-        f"{results['memory_limit_mb']} MB; {results['machine']}. Run with `./run bench --ocr`.",
+        f"{results['memory_limit_mb']} MB; {results['machine']}, load average {results['load_average_at_start']} "
+        "when the run started. Run with `./run bench --ocr`.",
         "",
         "| input | pages | OCR'd | seconds | first page (s, models load) | pages/s | pages/s after the first "
         "| child peak RSS (MB) | CER |",
@@ -125,6 +127,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--pages", type=int, default=10, help="pages of the generated scan (default 10)")
     parser.add_argument("--engine", default="rapidocr", choices=["rapidocr", "tesseract"])
     args = parser.parse_args(argv)
+    load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as folder:
         configure(Path(folder) / "data", OCR_ENGINE=args.engine)
         from django.conf import settings
@@ -141,7 +144,9 @@ def main(argv: list[str] | None = None) -> None:
             "engine": settings.OCR_ENGINE,
             "dpi": settings.OCR_DPI,
             "memory_limit_mb": settings.PDF_PARSE_MEMORY_MB,
-            "machine": f"{platform.machine()}, Python {platform.python_version()}",
+            "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+            # Other work on the machine slows OCR (onnxruntime uses every core): say how busy it was.
+            "load_average_at_start": round(load, 2),
             "runs": runs,
         }
     text = report(results)

@@ -158,6 +158,8 @@ async def test_html_in_passages_and_answers_travels_as_plain_text(alice, indexed
         "quote",
         "cite",
         "bibtex",
+        "printed",
+        "ocr",
     }
 
 
