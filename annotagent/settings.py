@@ -318,7 +318,7 @@ CONTENT_SECURITY_POLICY = {
         "object-src": ["'self'"],
     }
 }
-# Nothing is framed but the PDF of the reader, which opts in (`xframe_options_sameorigin`).
+# Nothing is framed: the reader draws the PDF with PDF.js (papers/static/papers/reader.js).
 X_FRAME_OPTIONS = "DENY"
 
 # HTTPS. On by default whenever DEBUG is off, so `manage.py check --deploy` is clean with the

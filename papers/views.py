@@ -8,7 +8,6 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotagent.errors import AnnotagentError
@@ -129,7 +128,6 @@ def chat_ask(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     return redirect("papers:reader", pk=paper.pk)
 
 
-@xframe_options_sameorigin  # the reader shows it in a frame; every other page is DENY
 @login_required
 @require_GET
 def file(request: AuthenticatedHttpRequest, pk: int) -> FileResponse:

@@ -250,7 +250,9 @@ def test_the_reader_shows_the_paper_at_the_requested_page(alice, add_paper, clie
     assert "Deep Residual Learning" in page
     assert "He, Zhang, Ren, Sun" in page
     assert "2016" in page
-    assert f'src="{reverse("papers:file", args=[paper.pk])}#page=7"' in page
+    # PDF.js (papers/reader.js) renders the file's page 7; "Open PDF" links the file itself.
+    assert f'data-file-url="{reverse("papers:file", args=[paper.pk])}" data-page="7"' in page
+    assert f'href="{reverse("papers:file", args=[paper.pk])}#page=7"' in page
     assert '<span id="reader-page">Page 7 of 12</span>' in page
 
 
