@@ -17,9 +17,9 @@ from indexing.ocr import make_engine, tesseract_lines
 from indexing.pdf import PdfError, PdfGarbledError, extract_text
 from indexing.services import IndexProgress, index_paper
 from papers.models import Paper
-from papers.services import add_paper_to_library
 from tests.conftest import shared_case
 from tests.support.extraction_cases import CASES, FAILING_CASES, FIRST_PRINTED_PAGE
+from tests.support.indexing import stored_paper
 
 SCANNED_PAGES = [
     [
@@ -141,8 +141,7 @@ def test_the_system_tesseract_reads_an_image_only_pdf(settings, tmp_path):
 
 
 def index_bytes(user, data: bytes, filename: str, **kwargs) -> Paper:
-    paper = add_paper_to_library(user=user, data=data, filename=filename, queue_indexing=False).paper
-    return index_paper(paper_id=paper.pk, **kwargs)
+    return index_paper(paper_id=stored_paper(user, data, filename).pk, **kwargs)
 
 
 @pytest.mark.django_db(transaction=True)
