@@ -28,6 +28,8 @@ from typing import Any
 from django.conf import settings
 
 from annotagent.errors import AnnotagentError, ServiceUnavailableError
+from indexing import metadata
+from indexing.metadata import PaperMetadata
 from indexing.pdfparse import MAX_UNMAPPED_SHARE, SCAN_IMAGE_COVERAGE, SCAN_MAX_CHARS, character_counts
 
 # A page with fewer text characters than this is `little_text` (still indexed).
@@ -142,6 +144,9 @@ class PaperText:
     pages: list[str]
     metadata: dict[str, str] = field(default_factory=dict)
     reports: list[PageReport] = field(default_factory=list)
+    # Page 1's layout (`indexing.pdfparse.HeadLayout`) and the XMP fields, read for metadata.
+    head: dict[str, Any] = field(default_factory=dict)
+    xmp: dict[str, str] = field(default_factory=dict)
 
     @property
     def unusable_pages(self) -> list[int]:
@@ -344,7 +349,13 @@ def read_paper(parsed: dict[str, Any], *, allow_unusable: bool = False) -> Paper
     if not allow_unusable:
         _check_some_page_usable(reports)
     kept = ["" if report.status in PageStatus.UNUSABLE else text for text, report in zip(pages, reports, strict=True)]
-    return PaperText(pages=kept, metadata=parsed.get("metadata", {}), reports=reports)
+    return PaperText(
+        pages=kept,
+        metadata=parsed.get("metadata", {}),
+        reports=reports,
+        head=parsed.get("head") or {},
+        xmp=parsed.get("xmp") or {},
+    )
 
 
 def _check_some_page_usable(reports: list[PageReport]) -> None:
@@ -529,99 +540,13 @@ def _candidate_lines(text: str, *, columns: int = 1) -> list[tuple[int, str]]:
     ]
 
 
-@dataclass(frozen=True)
-class PaperMetadata:
-    title: str = ""
-    authors: str = ""
-    year: int | None = None
-    abstract: str = ""
-    doi: str = ""
-
-
-_DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>]+[^\s\"<>.,;])", re.IGNORECASE)
-_YEAR = re.compile(r"\b(19[5-9]\d|20[0-4]\d)\b")
-_ABSTRACT = re.compile(
-    r"\babstract\b[\s.:—-]*(.{80,2500}?)(?:\n\s*(?:1\.?|I\.?)\s+introduction\b|\n\s*introduction\b|"
-    r"\n\s*(?:keywords|categories and subject descriptors|ccs concepts)\b)",
-    re.IGNORECASE | re.DOTALL,
-)
-# A title line that ends like this goes on on the next line.
-_CONTINUES = re.compile(r"(?:\b(?:and|of|for|the|a|an|in|on|with|to|via|from)|[,:\u2013-])$", re.IGNORECASE)
-_JUNK_TITLES = {"administrator", "untitled", "paper.dvi", "microsoft word"}
-
-
-def _good_meta(value: str) -> bool:
-    value = value.strip()
-    return len(value) > 3 and not any(junk in value.lower() for junk in _JUNK_TITLES) and not value.endswith(".dvi")
-
-
-def _looks_like_names(line: str) -> bool:
-    """An author line: short, no sentence punctuation at the end, mostly capitalised words."""
-    words = re.findall(r"[^\W\d_][\w'.-]*", line)
-    if not 2 <= len(words) <= 30 or len(line) > 200 or line.rstrip().endswith((":", ";")):
-        return False
-    if line.rstrip().endswith(".") and len(words) > 8:  # a sentence, not "Mike Burrows, Google Inc."
-        return False
-    return sum(word[0].isupper() for word in words) >= 0.6 * len(words)
-
-
-def _looks_like_title(line: str) -> bool:
-    """A first line that reads like a title: a few words, not a sentence (no sentence end inside or
-    at the end of it)."""
-    if re.search(r"[.!?]\s+[A-Z]", line):
-        return False
-    return 2 <= len(line.split()) <= 30 and not line.rstrip().endswith((".", ";", ","))
-
-
 def extract_metadata(text: PaperText) -> PaperMetadata:
-    """Title, authors, year, abstract and DOI, from the PDF's info dictionary where it gives them and
-    from the first page otherwise. Every field may come back empty."""
-    info = text.metadata
-    first_page = text.pages[0] if text.pages else ""
-    if len(first_page) < 200 and len(text.pages) > 1:
-        first_page = first_page + "\n" + text.pages[1]
-    lines = [line.strip() for line in first_page.splitlines() if line.strip()]
-
-    # The info dictionary's title when the first page prints it; else the first line (continued
-    # while it ends mid-phrase) when it reads like a title; else the info title after all. Info
-    # titles are often a file name or a section title ("System Model").
-    info_title = info.get("Title", "") if _good_meta(info.get("Title", "")) else ""
-    folded_head = re.sub(r"\s+", " ", first_page[:1000]).lower()
-    printed = bool(info_title) and re.sub(r"\s+", " ", info_title).lower() in folded_head
-    title, author_line = (info_title, 1) if printed else ("", 1)
-    if printed:  # the author line follows the lines the printed title takes
-        while author_line < len(lines) and len(" ".join(lines[:author_line])) < len(title) - 2:
-            author_line += 1
-    elif lines and _looks_like_title(lines[0]):
-        title = lines[0]
-        while author_line < min(len(lines), 3) and _CONTINUES.search(title):
-            title = f"{title} {lines[author_line]}"
-            author_line += 1
-    else:
-        title = info_title or (lines[0] if lines else "")
-    authors = info.get("Author", "") if _good_meta(info.get("Author", "")) else ""
-    if not authors and len(lines) > author_line and _looks_like_names(lines[author_line]):
-        authors = lines[author_line]
-    # "A ; B ; C" lists authors; "A, B; Affiliation" ends the list at the semicolon.
-    authors = authors.replace(" ; ", ", ").split(";")[0].strip()
-
-    head = "\n".join(text.pages[:2])
-    doi_match = _DOI.search(head)
-    abstract_match = _ABSTRACT.search(first_page)
-    abstract = re.sub(r"-\n(?=[a-z])", "", abstract_match.group(1)) if abstract_match else ""
-    abstract = re.sub(r"\s+", " ", abstract).strip()
-
-    year = None
-    created = re.match(r"(?:D:)?((?:19|20)\d\d)", info.get("CreationDate", ""))
-    found = _YEAR.search(head[:3000])
-    if created:
-        year = int(created.group(1))
-    elif found:
-        year = int(found.group(1))
-    return PaperMetadata(
-        title=title[:500],
-        authors=authors[:1000],
-        year=year,
-        abstract=abstract,
-        doi=doi_match.group(1) if doi_match else "",
+    """Title, authors, year, venue, identifiers, abstract and keywords of *text* (see
+    `indexing.metadata`); every field may come back empty."""
+    return metadata.extract_metadata(
+        pages=text.pages,
+        info=text.metadata,
+        xmp=text.xmp,
+        head_rows=text.head.get("rows", []),
+        margin=str(text.head.get("margin", "")),
     )

@@ -4,7 +4,7 @@
 This module imports no Django: it is executed as `python -m indexing.pdfparse PATH MAX_PAGE_CHARS`
 under a memory limit and a timeout, and writes one JSON object to stdout:
 `{"pages": [str, ...], "facts": [PageFacts, ...], "page_labels": [str, ...] | null,
-"metadata": {...}}` or `{"error": code, "message": str}`.
+"metadata": {...}, "xmp": {...}, "head": HeadLayout}` or `{"error": code, "message": str}`.
 
 What it does to the text, page by page:
 
@@ -492,6 +492,81 @@ def read_page(page: Any) -> tuple[str, PageFacts]:
     return normalise_text(logical_order(raw)), facts
 
 
+# Page-edge bands (points) where arXiv stamps and line numbers sit: not part of the title block.
+MARGIN = 40.0
+# Words further apart than this many glyph sizes on one row belong to different blocks (authors
+# set side by side in columns: "Joseph Chee Chang      Amy X. Zhang").
+SEGMENT_GAP_RATIO = 1.2
+
+
+class HeadRow(TypedDict):
+    """One printed row of a first page: `top` and `size` in points, `segments` the row's text
+    split where a wide gap separates blocks set side by side."""
+
+    top: float
+    size: float
+    segments: list[str]
+
+
+class HeadLayout(TypedDict):
+    """The first page's layout for metadata: its upright rows inside the margins, top to bottom
+    (`rows`), and the text drawn rotated or in the margins (`margin`: an arXiv stamp, read in both
+    directions since a vertical stamp's order depends on its rotation)."""
+
+    rows: list[HeadRow]
+    margin: str
+
+
+def head_layout(page: Any) -> HeadLayout:
+    """The HeadLayout of *page* (one pdfplumber page): words grouped into rows of one glyph size."""
+    x0, _, x1, _ = page.bbox
+    words = page.extract_words(x_tolerance_ratio=X_TOLERANCE_RATIO, extra_attrs=["size"])
+    inside = [w for w in words if w.get("upright", True) and w["x0"] >= x0 + MARGIN and w["x1"] <= x1 - MARGIN]
+    grouped: dict[tuple[int, float], list[dict[str, Any]]] = {}
+    for word in inside:
+        grouped.setdefault((round(word["top"] / 2), round(float(word["size"]), 1)), []).append(word)
+    rows: list[HeadRow] = []
+    for (_, size), row in sorted(grouped.items(), key=lambda item: min(w["top"] for w in item[1])):
+        row.sort(key=lambda w: w["x0"])
+        segments: list[list[str]] = [[]]
+        for index, word in enumerate(row):
+            if index and word["x0"] - row[index - 1]["x1"] > SEGMENT_GAP_RATIO * size:
+                segments.append([])
+            segments[-1].append(normalise_text(word["text"]))
+        rows.append(
+            {"top": round(min(w["top"] for w in row), 1), "size": size, "segments": [" ".join(s) for s in segments]}
+        )
+    edge = [c for c in page.chars if not c.get("upright", True) or c["x0"] < x0 + MARGIN or c["x1"] > x1 - MARGIN]
+    forward = "".join(c["text"] for c in sorted(edge, key=lambda c: (round(c["x0"]), c["top"])))
+    backward = "".join(c["text"] for c in sorted(edge, key=lambda c: (round(c["x0"]), -c["top"])))
+    return {"rows": rows, "margin": normalise_text(f"{forward}\n{backward}")}
+
+
+def _xmp(pdf: Any) -> dict[str, str]:
+    """Dublin Core and PRISM fields of the document's XMP packet (title, creator, date, doi,
+    publicationName, ...), each as text (lists joined by "; "); {} when there is none or it
+    does not parse."""
+    from defusedxml import ElementTree
+    from pdfminer.pdftypes import resolve1
+
+    try:
+        stream = resolve1(pdf.doc.catalog.get("Metadata"))
+        root = ElementTree.fromstring(stream.get_data())
+    except Exception:  # no packet, a damaged stream or malformed XML: the packet is optional
+        return {}
+    wanted = {"title", "creator", "date", "description", "subject", "doi", "publicationName", "coverDate", "identifier"}
+    found: dict[str, str] = {}
+    for element in root.iter():
+        name = element.tag.rsplit("}", 1)[-1]
+        if name not in wanted or name in found:
+            continue
+        items = [" ".join(li.itertext()).strip() for li in element.iter() if li.tag.endswith("}li")]
+        value = "; ".join(item for item in items if item) or (element.text or "").strip()
+        if value:
+            found[name] = normalise_text(value)
+    return found
+
+
 def _page_labels(pdf: Any, count: int) -> list[str] | None:
     """The printed page labels of the PDF's /PageLabels, or None when it has none."""
     try:
@@ -582,10 +657,14 @@ def parse(
         with pdfplumber.open(path) as pdf:
             pdf.rsrcmgr = _resource_manager()
             metadata = {str(k): str(v) for k, v in (pdf.metadata or {}).items() if isinstance(v, (str, int, float))}
+            xmp = _xmp(pdf)
+            head: HeadLayout = {"rows": [], "margin": ""}
             pages: list[str] = []
             facts: list[PageFacts] = []
             total = len(pdf.pages)
             for page in pdf.pages:
+                if page.page_number == 1:
+                    head = head_layout(page)
                 text, page_facts = read_page(page)
                 number = page.page_number
                 recognised = ocr.engine != "none" and (number in ocr.pages or needs_ocr(text, page_facts))
@@ -622,7 +701,14 @@ def parse(
             return {"error": "encrypted", "message": "The PDF is encrypted and needs a password to open."}
         detail = "; ".join(f"{type(cause).__name__}: {cause}".rstrip(": ") for cause in causes)
         return {"error": "corrupt", "message": f"The PDF could not be read ({detail})."}
-    return {"pages": pages, "facts": facts, "page_labels": page_labels, "metadata": metadata}
+    return {
+        "pages": pages,
+        "facts": facts,
+        "page_labels": page_labels,
+        "metadata": metadata,
+        "xmp": xmp,
+        "head": head,
+    }
 
 
 def _recognise(engine: Any, path: str, number: int, facts: PageFacts, *, dpi: int) -> tuple[str, PageFacts]:

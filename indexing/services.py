@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from functools import partial
 from http import HTTPStatus
@@ -27,6 +27,7 @@ from indexing import store
 from indexing.blurbs import make_blurbs
 from indexing.chunking import chunk_pages, dehyphenate
 from indexing.embeddings import EmbeddingError, configured_model_name, get_embedder
+from indexing.metadata import PaperMetadata
 from indexing.notifications import notify_paper_status
 from indexing.pdf import PdfError, PdfInterruptedError, extract_metadata, extract_text
 from papers.models import Paper
@@ -255,6 +256,35 @@ def index_paper(
         return _build(claim, progress)
 
 
+_PAPER_FIELDS = {"authors": "author_list"}
+
+
+def take_metadata(paper: Paper, metadata: PaperMetadata) -> list[str]:
+    """Copy what *metadata* found onto *paper* (unsaved) and return the model fields to save.
+
+    A field the PDF gave before is replaced by what it gives now (extraction improves); a field
+    set another way (by hand, without a recorded source, or by a lookup) is kept. Users'
+    corrections are on their library entries and never touched here.
+    """
+    sources = dict(paper.metadata_sources)
+    changed = {"metadata_sources"}
+    for name, value in asdict(metadata).items():
+        if name == "sources" or not value:
+            continue
+        attribute = _PAPER_FIELDS.get(name, name)
+        current = getattr(paper, attribute)
+        if current and sources.get(name) != "pdf":
+            continue
+        if name == "authors":
+            paper.authors = metadata.authors_text[:1000]
+            changed.add("authors")
+        setattr(paper, attribute, list(value) if isinstance(value, tuple) else value)
+        sources[name] = "pdf"
+        changed.add(attribute)
+    paper.metadata_sources = sources
+    return sorted(changed)
+
+
 def _build(claim: IndexClaim, progress: ProgressCallback | None) -> Paper:
     paper = Paper.objects.get(pk=claim.paper_id)
     keep_serving = is_searchable(paper)
@@ -282,17 +312,15 @@ def _build(claim: IndexClaim, progress: ProgressCallback | None) -> Paper:
             )
 
         text = extract_text(paper.file.path, progress=parsed_page)
-        metadata = extract_metadata(text)
-        for field in ("title", "authors", "year", "abstract", "doi"):
-            if not getattr(paper, field) and getattr(metadata, field):
-                setattr(paper, field, getattr(metadata, field))
+        metadata_fields = take_metadata(paper, extract_metadata(text))
         paper.page_count = len(text.pages)
         # Extraction quality (issue 11): the per-page report, and the pages left out, for the chip.
         paper.page_report = [report.as_dict() for report in text.reports]
         paper.extraction_warning = text.warning
         paper.save(
             update_fields=[
-                *("title", "authors", "year", "abstract", "doi", "page_count", "updated_at"),
+                *metadata_fields,
+                *("page_count", "updated_at"),
                 *("page_report", "extraction_warning"),
             ]
         )

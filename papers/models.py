@@ -6,7 +6,8 @@ library that holds it; its chunks live in the MongoDB collection `paperchunks`, 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import models
@@ -33,10 +34,14 @@ class PaperQuerySet(BulkCreateSignalQuerySet["Paper"]):
 
     def named_for(self, user: User) -> PaperQuerySet:
         """Annotate `library_filename`: the file name under which *user* added each paper ("" when
-        the paper is not in their library). A file name is private to the library entry it came with,
-        so `display_title` only ever falls back to the viewer's own."""
-        names = UserPaper.objects.filter(user=user, paper=OuterRef("pk")).values("filename")[:1]
-        return self.annotate(library_filename=Subquery(names))
+        the paper is not in their library), and `library_corrections`: *user*'s corrections of its
+        metadata (`UserPaper.corrections`, None when not in their library). Both are private to the
+        library entry they came with, so `display_title` and `cited` show the viewer's own."""
+        entry = UserPaper.objects.filter(user=user, paper=OuterRef("pk"))
+        return self.annotate(
+            library_filename=Subquery(entry.values("filename")[:1]),
+            library_corrections=Subquery(entry.values("corrections")[:1]),
+        )
 
     def ready(self, *, embedding_model: str) -> PaperQuerySet:
         """Papers whose chunks for *embedding_model* are complete. The caller names the model (in
@@ -63,11 +68,22 @@ class Paper(models.Model):
     sha256 = models.CharField(max_length=64, unique=True)
     file = models.FileField(upload_to=paper_upload_to)
     file_size = models.PositiveBigIntegerField(default=0, help_text="Bytes.")
+    # Metadata as the PDF (or a lookup) gives it; a user's corrections live on their UserPaper.
     title = models.CharField(max_length=500, blank=True)
+    # "A, B, C": `author_list` joined, the form `papers.citation` reads.
     authors = models.CharField(max_length=1000, blank=True)
+    author_list = models.JSONField(default=list, blank=True, help_text="Authors in printed order.")
     year = models.PositiveSmallIntegerField(null=True, blank=True)
+    venue = models.CharField(max_length=300, blank=True, help_text='Journal or proceedings: "OSDI 2006".')
+    volume = models.CharField(max_length=50, blank=True)
+    pages = models.CharField(max_length=50, blank=True, help_text='Printed page range: "4969\u20134983".')
     abstract = models.TextField(blank=True)
     doi = models.CharField(max_length=255, blank=True)
+    arxiv_id = models.CharField(max_length=50, blank=True, help_text='Without its version: "2302.07302".')
+    pmid = models.CharField(max_length=20, blank=True)
+    keywords = models.JSONField(default=list, blank=True)
+    # Field name -> where its value came from: "pdf" or "lookup" (a user's are on UserPaper).
+    metadata_sources = models.JSONField(default=dict, blank=True)
     page_count = models.PositiveIntegerField(default=0)
 
     index_status = models.CharField(max_length=16, choices=IndexStatus.choices, default=IndexStatus.PENDING)
@@ -106,9 +122,16 @@ class Paper(models.Model):
 
     @property
     def display_title(self) -> str:
-        """The title found in the PDF, else the viewer's own file name when the paper was fetched
-        through `PaperQuerySet.named_for` (or `in_library_of`), else "Paper <id>"."""
-        return self.title or getattr(self, "library_filename", None) or f"Paper {self.pk}"
+        """The viewer's corrected title, else the title found in the PDF, else the viewer's own
+        file name (both when the paper was fetched through `PaperQuerySet.named_for` or
+        `in_library_of`), else "Paper <id>"."""
+        return self.cited.title or getattr(self, "library_filename", None) or f"Paper {self.pk}"
+
+    @property
+    def cited(self) -> CitedMetadata:
+        """The metadata the viewer sees: the paper's, with the viewer's corrections over it when
+        the paper was fetched through `PaperQuerySet.named_for` (or `in_library_of`)."""
+        return CitedMetadata.of(self, getattr(self, "library_corrections", None) or {})
 
     @property
     def unreadable_pages(self) -> list[int]:
@@ -163,6 +186,48 @@ class Paper(models.Model):
         return f"p. {page_number}"
 
 
+CORRECTABLE_FIELDS = ("title", "authors", "year", "venue", "doi")
+
+
+@dataclass(frozen=True)
+class CitedMetadata:
+    """A paper's metadata as one viewer sees it. `authors` in order; `sources` maps each field to
+    "pdf", "lookup" or "user" (a corrected field)."""
+
+    title: str
+    authors: list[str]
+    year: int | None
+    venue: str
+    doi: str
+    sources: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def first_author(self) -> str:
+        return self.authors[0] if self.authors else ""
+
+    @property
+    def authors_text(self) -> str:
+        return ", ".join(self.authors)
+
+    @classmethod
+    def of(cls, paper: Paper, corrections: dict[str, Any]) -> CitedMetadata:
+        """*paper*'s metadata with *corrections* (`UserPaper.corrections`) over it."""
+        authors = list(paper.author_list) or ([paper.authors] if paper.authors else [])
+        values: dict[str, Any] = {
+            "title": paper.title,
+            "authors": authors,
+            "year": paper.year,
+            "venue": paper.venue,
+            "doi": paper.doi,
+        }
+        sources = {name: paper.metadata_sources.get(name, "pdf") for name, value in values.items() if value}
+        for name in CORRECTABLE_FIELDS:
+            if name in corrections:
+                values[name] = corrections[name]
+                sources[name] = "user"
+        return cls(**values, sources=sources)
+
+
 class UserPaper(models.Model):
     """A paper in a user's library."""
 
@@ -170,6 +235,9 @@ class UserPaper(models.Model):
     paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="library_links")
     # The name of the file this user uploaded: theirs alone, never shown to anyone else.
     filename = models.CharField(max_length=255, blank=True)
+    # This user's corrections of the paper's metadata, field -> value (fields of
+    # CORRECTABLE_FIELDS; "authors" a list, "year" an int or null): theirs alone.
+    corrections = models.JSONField(default=dict, blank=True)
     added_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -178,3 +246,13 @@ class UserPaper(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} · {self.paper}"
+
+
+class AuthorProfile(models.Model):
+    """The names a user publishes under ("Sanjay Ghemawat", "S. Ghemawat"), for "my papers"."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="author_profile")
+    names = models.JSONField(default=list, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.user}: {', '.join(self.names)}"

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from typing import IO
 
 from django.conf import settings
@@ -13,7 +15,8 @@ from django.db.models import Sum
 from django.http import Http404
 
 from annotagent.errors import AnnotagentError
-from papers.models import Paper, UserPaper, paper_upload_to
+from papers.metadata import MetadataFilter, author_names_of, filter_papers, parse_year
+from papers.models import CORRECTABLE_FIELDS, AuthorProfile, Paper, UserPaper, paper_upload_to
 from papers.pdfium import count_pages
 from papers.storage import files_removed_on_error, write_paper_file
 
@@ -129,3 +132,94 @@ def get_paper_for_user(user: User, pk: int) -> Paper:
     if paper is None:
         raise Http404("No such paper.")
     return paper
+
+
+class MetadataCorrectionError(AnnotagentError):
+    code = "invalid_metadata"
+
+
+def _checked_correction(name: str, value: object) -> object:
+    """The stored form of a corrected *name* = *value*; raises MetadataCorrectionError."""
+    if name == "year":
+        try:
+            return parse_year(value if isinstance(value, (str, int)) or value is None else "x")
+        except ValueError as exc:
+            raise MetadataCorrectionError(f"The year must be a year such as 2006, not {value!r}.") from exc
+    if name == "authors":
+        if not isinstance(value, (str, list)) or not all(isinstance(v, str) for v in value):
+            raise MetadataCorrectionError("Authors are a list of names, or names separated by commas.")
+        names = author_names_of(value)
+        if sum(len(n) for n in names) > 1000:
+            raise MetadataCorrectionError("The author list is too long.")
+        return names
+    if not isinstance(value, str):
+        raise MetadataCorrectionError(f"The {name} must be text.")
+    limit = {"title": 500, "venue": 300, "doi": 255}[name]
+    value = " ".join(value.split())
+    if len(value) > limit:
+        raise MetadataCorrectionError(f"The {name} may be at most {limit} characters.")
+    if name == "doi":
+        value = re.sub(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", "", value, flags=re.IGNORECASE)
+        if value and not re.fullmatch(r"10\.\d{4,9}/\S+", value):
+            raise MetadataCorrectionError(f"{value!r} is not a DOI (10.1145/1234.5678).")
+    return value
+
+
+@transaction.atomic
+def correct_paper_metadata(*, user: User, paper: Paper, changes: dict[str, object], reset: Iterable[str] = ()) -> Paper:
+    """Record *user*'s corrections of *paper*'s metadata on their library entry and return the
+    paper as they now see it (`Paper.cited`). *changes* maps fields of CORRECTABLE_FIELDS to new
+    values ("authors" a list or a comma-separated string, "year" an int, a numeric string or
+    None); fields in *reset* go back to what the PDF says. Nobody else's view changes.
+
+    Raises Http404 when the paper is not in *user*'s library, MetadataCorrectionError for an
+    unknown field or a bad value.
+    """
+    link = UserPaper.objects.select_for_update().filter(user=user, paper=paper).first()
+    if link is None:
+        raise Http404("No such paper.")
+    unknown = (set(changes) | set(reset)) - set(CORRECTABLE_FIELDS)
+    if unknown:
+        raise MetadataCorrectionError(f"These fields cannot be corrected: {', '.join(sorted(unknown))}.")
+    corrections = dict(link.corrections)
+    for name, value in changes.items():
+        corrections[name] = _checked_correction(name, value)
+    for name in reset:
+        corrections.pop(name, None)
+    link.corrections = corrections
+    link.save(update_fields=["corrections"])
+    return get_paper_for_user(user, paper.pk)
+
+
+def set_author_names(*, user: User, names: Sequence[str] | str) -> AuthorProfile:
+    """Set the names *user* publishes under ("my papers"); an empty list clears them."""
+    cleaned = author_names_of(names)
+    if len(cleaned) > 20 or any(len(name) > 200 for name in cleaned):
+        raise MetadataCorrectionError("Give at most 20 names of at most 200 characters each.")
+    profile, _ = AuthorProfile.objects.update_or_create(user=user, defaults={"names": cleaned})
+    return profile
+
+
+def author_names(user: User) -> list[str]:
+    """The names *user* publishes under ([] when they set none)."""
+    profile = AuthorProfile.objects.filter(user=user).first()
+    return list(profile.names) if profile else []
+
+
+class NoAuthorNamesError(AnnotagentError):
+    code = "no_author_names"
+
+
+def library_papers(*, user: User, criteria: MetadataFilter, mine: bool = False) -> list[Paper]:
+    """*user*'s library, newest first, filtered by *criteria* over the metadata they see (their
+    corrections included); with *mine*, only papers that list one of their author names.
+
+    Raises NoAuthorNamesError for *mine* when they have set no author names.
+    """
+    if mine:
+        names = author_names(user)
+        if not names:
+            raise NoAuthorNamesError("Set the names you publish under in your profile first.")
+        criteria = replace(criteria, authors=(*criteria.authors, *names))
+    papers = Paper.objects.in_library_of(user).order_by("-library_links__added_at", "pk")
+    return filter_papers(papers, criteria)

@@ -1,0 +1,136 @@
+"""Reading papers by their metadata: author-name matching and filters. Pure functions over the
+metadata a viewer sees (`Paper.cited`).
+
+Name matching (`same_person`) accepts the variants a name is printed in: initials ("S. Ghemawat",
+"S Ghemawat"), diacritics ("Altinbüken" = "Altinbuken"), order ("Ghemawat, Sanjay") and case; the
+surname must agree and the given names must not contradict (first initials equal when both give
+one).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from papers.models import Paper
+
+_SUFFIX = re.compile(r"^(?:jr|sr|ii|iii|iv)\.?$", re.IGNORECASE)
+_PARTICLES = {"van", "von", "der", "den", "de", "da", "del", "della", "di", "du", "la", "le"}
+
+
+def _plain(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text).casefold())
+    # "i" (dotless i) has no decomposition; ASCII readers write it as "i".
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).replace("\u0131", "i").replace("ø", "o")
+
+
+@dataclass(frozen=True)
+class NameParts:
+    """A name as (`given`, `surname`), both plain lower case: given names as words ("s", "sanjay")."""
+
+    given: tuple[str, ...]
+    surname: str
+
+
+def name_parts(name: str) -> NameParts:
+    """Split *name* ("Sanjay Ghemawat", "Ghemawat, S.", "Robbert van Renesse") into NameParts."""
+    plain = _plain(name)
+    if "," in plain:
+        last, _, first = plain.partition(",")
+        given = re.findall(r"[a-z]+", first)
+        return NameParts(tuple(given), " ".join(re.findall(r"[a-z'-]+", last)))
+    words = [w for w in re.findall(r"[a-z][a-z'-]*", plain) if not _SUFFIX.match(w)]
+    if not words:
+        return NameParts((), "")
+    surname_words = [words[-1]]
+    index = len(words) - 2
+    while index > 0 and words[index] in _PARTICLES:
+        surname_words.insert(0, words[index])
+        index -= 1
+    return NameParts(tuple(words[: index + 1]), " ".join(surname_words))
+
+
+def same_person(a: str, b: str) -> bool:
+    """Whether names *a* and *b* may name the same person (see the module docstring). A bare
+    surname ("Ghemawat") matches any name with that surname."""
+    left, right = name_parts(a), name_parts(b)
+    if not left.surname or left.surname.split()[-1] != right.surname.split()[-1]:
+        return False
+    if not left.given or not right.given:
+        return True
+    first_left, first_right = left.given[0], right.given[0]
+    if len(first_left) > 1 and len(first_right) > 1:
+        return first_left == first_right
+    return first_left[0] == first_right[0]
+
+
+def has_author(authors: Iterable[str], names: Iterable[str]) -> bool:
+    """Whether any of *authors* is any of *names* (`same_person`)."""
+    wanted = list(names)
+    return any(same_person(name, author) for author in authors for name in wanted)
+
+
+@dataclass(frozen=True)
+class MetadataFilter:
+    """Criteria over the metadata a viewer sees; each empty one admits everything. `year_before`
+    and `year_after` are exclusive; `venue` and `text` match case-insensitively inside the venue
+    (the title, authors and venue for `text`); `authors` admits papers with any of the names."""
+
+    first_author: str = ""
+    authors: tuple[str, ...] = ()
+    year: int | None = None
+    year_before: int | None = None
+    year_after: int | None = None
+    venue: str = ""
+    text: str = ""
+
+    def __bool__(self) -> bool:
+        return any(getattr(self, name) for name in self.__dataclass_fields__)
+
+    def admits(self, paper: Paper) -> bool:
+        cited = paper.cited
+        if self.first_author and not (cited.authors and same_person(self.first_author, cited.authors[0])):
+            return False
+        if self.authors and not has_author(cited.authors, self.authors):
+            return False
+        if self.year is not None and cited.year != self.year:
+            return False
+        if self.year_before is not None and not (cited.year and cited.year < self.year_before):
+            return False
+        if self.year_after is not None and not (cited.year and cited.year > self.year_after):
+            return False
+        if self.venue and _plain(self.venue) not in _plain(cited.venue):
+            return False
+        if self.text:
+            haystack = _plain(" ".join([paper.display_title, cited.authors_text, cited.venue]))
+            if _plain(self.text) not in haystack:
+                return False
+        return True
+
+
+def filter_papers(papers: Iterable[Paper], criteria: MetadataFilter) -> list[Paper]:
+    """The papers of *papers* that *criteria* admits, in their order."""
+    return [paper for paper in papers if criteria.admits(paper)]
+
+
+def parse_year(value: str | int | None) -> int | None:
+    """A year from user input ("2006", 2006), None for "" or None. Raises ValueError for anything
+    else or a year outside 1000..2100."""
+    if value is None or value == "":
+        return None
+    year = int(value)
+    if not 1000 <= year <= 2100:
+        raise ValueError(f"{year} is not a year.")
+    return year
+
+
+def author_names_of(values: Sequence[str] | str) -> list[str]:
+    """Author names from a list or from one string ("A, B and C" or one name a line)."""
+    if isinstance(values, str):
+        separator = r"\n|;" if ("\n" in values or ";" in values) else r",|\band\b"
+        values = re.split(separator, values)
+    return [re.sub(r"\s+", " ", value).strip() for value in values if value.strip()]
