@@ -3,7 +3,7 @@ from rest_framework.authtoken.views import obtain_auth_token
 
 from chat.api import ProjectChatView
 from notes.api_urls import urlpatterns as notes_urlpatterns
-from papers.api import LibraryPaperView, LibraryView, PaperDetailView
+from papers.api import AuthorNamesView, LibraryPaperView, LibraryView, PaperDetailView
 from projects.api import ProjectDetailView, ProjectListView, ProjectPapersView, ProjectPaperView
 
 app_name = "api"
@@ -18,5 +18,6 @@ urlpatterns = [
     path("library/", LibraryView.as_view(), name="library"),
     path("library/<int:pk>/", LibraryPaperView.as_view(), name="library-paper"),
     path("papers/<int:pk>/", PaperDetailView.as_view(), name="paper"),
+    path("profile/author-names/", AuthorNamesView.as_view(), name="author-names"),
     *notes_urlpatterns,
 ]

@@ -27,7 +27,7 @@ from django.db import transaction
 
 from annotagent import llm
 from annotagent.errors import AnnotagentError
-from chat import events
+from chat import events, metadata_answers
 from chat.citations import CitationStream, citations_unreadable, renumber_by_first_citation
 from chat.extractive import (
     AnswerSentence,
@@ -43,6 +43,7 @@ from chat.extractive import (
     not_stated_sentence,
     score_candidates,
 )
+from chat.metadata_answers import MetadataAnswer
 from chat.models import ChatMessage, ProjectChat
 from chat.prompts import REFUSAL, Turn, answered_turns, build_messages, trim_history
 from chat.question import PaperRef, QuestionAnalysis, analyse_question, first_author, rewrite_with_model
@@ -52,6 +53,7 @@ from indexing.embeddings import embed_query, get_embedder
 from indexing.retrieval import Focus, Reference, Retrieval, retrieve_passages
 from papers.citation import PaperLabel, author_year_citation, bibtex_entry, paper_labels
 from papers.models import Paper
+from papers.services import author_names
 from projects.models import Project
 
 logger = logging.getLogger(__name__)
@@ -164,12 +166,12 @@ def paper_ref(paper: Paper) -> PaperRef:
     """What question analysis knows of *paper*: title (a file name without ".pdf" when it has
     none), first author, year and the start of its abstract."""
     filename = getattr(paper, "library_filename", None) or ""
-    title = paper.title or re.sub(r"\.pdf$", "", filename, flags=re.IGNORECASE) or paper.display_title
+    title = paper.cited.title or re.sub(r"\.pdf$", "", filename, flags=re.IGNORECASE) or paper.display_title
     return PaperRef(
         paper_id=paper.pk,
         title=title,
-        first_author=first_author(paper.authors),
-        year=paper.year,
+        first_author=first_author(paper.cited.authors_text),
+        year=paper.cited.year,
         abstract=paper.abstract[:1500],
     )
 
@@ -453,6 +455,7 @@ class AnswerSession(StreamedAnswer):
     answer_message: ChatMessage | None = None
     # Paper id -> "2 pages of X could not be read", for the project's papers with unreadable pages.
     unreadable: dict[int, str] = field(default_factory=dict)
+    metadata_answer: MetadataAnswer | None = None
 
     async def _prepare(self) -> dict[str, Any]:
         if self.persist:
@@ -460,8 +463,15 @@ class AnswerSession(StreamedAnswer):
         await sync_to_async(self._save_question)()
         # Read once: analysis, retrieval and the citation labels all describe the same papers.
         papers = await sync_to_async(_project_papers)(self.project)
+        # Metadata questions (who, when, where, how many) are answered from the database alone;
+        # a content question limited by metadata ("the 2006 papers") searches only those papers.
+        names = await sync_to_async(author_names)(self.user)
+        self.metadata_answer = metadata_answers.answer_from_metadata(self.question, papers, author_names=names)
+        if self.metadata_answer is not None:
+            return self._metadata_start(papers)
+        scoped = metadata_answers.papers_in_scope(self.question, papers, author_names=names)
         self.analysis = await sync_to_async(analyse_for_project)(papers, self.question, self.history)
-        self.retrieval = await sync_to_async(_retrieve)(papers, self.analysis)
+        self.retrieval = await sync_to_async(_retrieve)(papers if scoped is None else scoped, self.analysis)
         self.references = {ref.n: ref for ref in self.retrieval.references}
         self.extractive = not llm.chat_model_configured()
         self._load_labels(papers)
@@ -469,11 +479,20 @@ class AnswerSession(StreamedAnswer):
             extractive=self.extractive, indexing=self.retrieval.indexing, failed=self.retrieval.failed
         )
 
+    def _metadata_start(self, papers: list[Paper]) -> dict[str, Any]:
+        """Set up an answer from metadata: its page-1 references, no retrieval, no support check."""
+        assert self.metadata_answer is not None
+        self.references = {ref.n: ref for ref in self.metadata_answer.references}
+        self.extractive = True
+        self._load_labels(papers)
+        return events.answer_start(extractive=True, indexing=[], failed=[])
+
     def _load_labels(self, papers: list[Paper]) -> None:
         self.unreadable = {p.pk: note for p in papers if (note := p.unreadable_pages_note())}
         self.cited_papers = {p.pk: p for p in papers}
-        self.labels = paper_labels((p.pk, p.display_title, p.authors, p.year) for p in papers)
-        self.bibliographic = {p.pk: (p.authors, p.doi) for p in papers}
+        # The metadata the project's owner sees: the PDF's, with their corrections over it.
+        self.labels = paper_labels((p.pk, p.display_title, p.cited.authors_text, p.cited.year) for p in papers)
+        self.bibliographic = {p.pk: (p.cited.authors_text, p.cited.doi) for p in papers}
 
     def citation(self, n: int) -> dict[str, object]:
         """The reference's citation plus what the hover card shows: the paper's label (title, with
@@ -502,6 +521,11 @@ class AnswerSession(StreamedAnswer):
         }
 
     async def _pieces(self) -> AsyncGenerator[str, None]:
+        if self.metadata_answer is not None:
+            self.status = self.metadata_answer.status
+            for word in words(self.metadata_answer.text):
+                yield word
+            return
         retrieval = self.retrieval
         assert retrieval is not None
         if not retrieval.references:

@@ -13,13 +13,32 @@ from rest_framework.views import APIView
 
 from annotagent.http import AuthenticatedRequest
 from annotagent.ratelimit import check_user_rate
+from papers.metadata import MetadataFilter
 from papers.models import Paper
-from papers.services import AddedPaper, add_paper_to_library, get_paper_for_user, read_upload
+from papers.services import (
+    AddedPaper,
+    add_paper_to_library,
+    author_names,
+    correct_paper_metadata,
+    get_paper_for_user,
+    library_papers,
+    read_upload,
+    set_author_names,
+)
 from projects.services import remove_paper_from_library
 
 
 class PaperSerializer(serializers.ModelSerializer[Paper]):
+    """A paper with the metadata the requesting user sees: the PDF's, with their corrections
+    (`metadata_sources` says which: "pdf", "lookup" or "user"); `authors` is the ordered list."""
+
     title = serializers.CharField(source="display_title", read_only=True)
+    authors = serializers.ListField(source="cited.authors", child=serializers.CharField(), read_only=True)
+    first_author = serializers.CharField(source="cited.first_author", read_only=True)
+    year = serializers.IntegerField(source="cited.year", read_only=True, allow_null=True)
+    venue = serializers.CharField(source="cited.venue", read_only=True)
+    doi = serializers.CharField(source="cited.doi", read_only=True)
+    metadata_sources = serializers.DictField(source="cited.sources", child=serializers.CharField(), read_only=True)
     file_url = serializers.SerializerMethodField()
     reader_url = serializers.SerializerMethodField()
     ocr_pages = serializers.ListField(
@@ -32,8 +51,16 @@ class PaperSerializer(serializers.ModelSerializer[Paper]):
             "id",
             "title",
             "authors",
+            "first_author",
             "year",
+            "venue",
+            "volume",
+            "pages",
             "doi",
+            "arxiv_id",
+            "pmid",
+            "keywords",
+            "metadata_sources",
             "abstract",
             "page_count",
             "index_status",
@@ -65,12 +92,54 @@ class AddedPaperSerializer(serializers.Serializer[AddedPaper]):
     already_in_library = serializers.BooleanField(help_text="True when your library already held this file.")
 
 
+class LibraryFilterSerializer(serializers.Serializer[None]):
+    first_author = serializers.CharField(required=False, default="", help_text="Initials and diacritics match.")
+    author = serializers.CharField(required=False, default="", help_text="Any author.")
+    year = serializers.IntegerField(required=False, min_value=1000, max_value=2100, allow_null=True, default=None)
+    before = serializers.IntegerField(required=False, min_value=1000, max_value=2100, allow_null=True, default=None)
+    after = serializers.IntegerField(required=False, min_value=1000, max_value=2100, allow_null=True, default=None)
+    venue = serializers.CharField(required=False, default="")
+    q = serializers.CharField(required=False, default="", help_text="Text in the title, authors or venue.")
+    mine = serializers.BooleanField(required=False, default=False, help_text="Papers listing my author names.")
+
+
+class CorrectionSerializer(serializers.Serializer[None]):
+    title = serializers.CharField(required=False, allow_blank=True)
+    authors = serializers.JSONField(required=False, help_text="A list of names, or one comma-separated string.")
+    year = serializers.IntegerField(required=False, allow_null=True)
+    venue = serializers.CharField(required=False, allow_blank=True)
+    doi = serializers.CharField(required=False, allow_blank=True)
+    reset = serializers.ListField(
+        child=serializers.CharField(), required=False, default=list, help_text="Fields to take from the PDF again."
+    )
+
+
+class AuthorNamesSerializer(serializers.Serializer[None]):
+    names = serializers.ListField(child=serializers.CharField(max_length=200), max_length=20)
+
+
 class LibraryView(APIView):
     parser_classes = [MultiPartParser, FormParser]
 
-    @extend_schema(responses=PaperSerializer(many=True), summary="Papers in my library")
+    @extend_schema(
+        parameters=[LibraryFilterSerializer],
+        responses=PaperSerializer(many=True),
+        summary="Papers in my library, filtered by metadata",
+    )
     def get(self, request: AuthenticatedRequest) -> Response:
-        papers = Paper.objects.in_library_of(request.user).order_by("-library_links__added_at", "pk")
+        query = LibraryFilterSerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        values = query.validated_data
+        criteria = MetadataFilter(
+            first_author=values["first_author"],
+            authors=(values["author"],) if values["author"] else (),
+            year=values["year"],
+            year_before=values["before"],
+            year_after=values["after"],
+            venue=values["venue"],
+            text=values["q"],
+        )
+        papers = library_papers(user=request.user, criteria=criteria, mine=values["mine"])
         return Response(PaperSerializer(papers, many=True).data)
 
     @extend_schema(
@@ -96,12 +165,42 @@ class LibraryPaperView(APIView):
         return Response(PaperSerializer(get_paper_for_user(request.user, pk)).data)
 
     @extend_schema(
+        request=CorrectionSerializer,
+        responses=PaperSerializer,
+        summary="Correct a paper's metadata in my library (nobody else's view changes)",
+    )
+    def patch(self, request: AuthenticatedRequest, pk: int) -> Response:
+        paper = get_paper_for_user(request.user, pk)
+        body = CorrectionSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        changes = {name: value for name, value in body.validated_data.items() if name != "reset"}
+        corrected = correct_paper_metadata(
+            user=request.user, paper=paper, changes=changes, reset=body.validated_data["reset"]
+        )
+        return Response(PaperSerializer(corrected).data)
+
+    @extend_schema(
         responses={204: None},
         summary="Remove a paper from my library and from all my projects",
     )
     def delete(self, request: AuthenticatedRequest, pk: int) -> Response:
         remove_paper_from_library(user=request.user, paper=get_paper_for_user(request.user, pk))
         return Response(status=HTTPStatus.NO_CONTENT)
+
+
+class AuthorNamesView(APIView):
+    @extend_schema(responses=AuthorNamesSerializer, summary="The names I publish under")
+    def get(self, request: AuthenticatedRequest) -> Response:
+        return Response({"names": author_names(request.user)})
+
+    @extend_schema(
+        request=AuthorNamesSerializer, responses=AuthorNamesSerializer, summary="Set the names I publish under"
+    )
+    def put(self, request: AuthenticatedRequest) -> Response:
+        body = AuthorNamesSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        profile = set_author_names(user=request.user, names=body.validated_data["names"])
+        return Response({"names": profile.names})
 
 
 class PaperDetailView(APIView):

@@ -14,6 +14,7 @@ from django.db import models
 from django.db.models import OuterRef, Q, Subquery
 
 from annotagent.querysets import BulkCreateSignalQuerySet
+from papers.metadata import author_names_of
 from papers.signals import papers_bulk_created
 
 if TYPE_CHECKING:
@@ -212,7 +213,7 @@ class CitedMetadata:
     @classmethod
     def of(cls, paper: Paper, corrections: dict[str, Any]) -> CitedMetadata:
         """*paper*'s metadata with *corrections* (`UserPaper.corrections`) over it."""
-        authors = list(paper.author_list) or ([paper.authors] if paper.authors else [])
+        authors = list(paper.author_list) or author_names_of(paper.authors)
         values: dict[str, Any] = {
             "title": paper.title,
             "authors": authors,

@@ -13,9 +13,17 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotagent.errors import AnnotagentError
 from annotagent.http import AuthenticatedHttpRequest
 from annotagent.ratelimit import check_user_rate
-from papers.forms import UploadForm
-from papers.models import Paper
-from papers.services import add_paper_to_library, get_paper_for_user, read_upload
+from papers.forms import AuthorNamesForm, LibraryFilterForm, MetadataForm, UploadForm
+from papers.metadata import MetadataFilter, author_names_of
+from papers.services import (
+    add_paper_to_library,
+    author_names,
+    correct_paper_metadata,
+    get_paper_for_user,
+    library_papers,
+    read_upload,
+    set_author_names,
+)
 from projects.forms import AddToProjectForm
 from projects.services import add_paper_to_new_project, add_papers_to_project, remove_paper_from_library
 
@@ -23,16 +31,73 @@ from projects.services import add_paper_to_new_project, add_papers_to_project, r
 @login_required
 @require_GET
 def library(request: AuthenticatedHttpRequest) -> HttpResponse:
-    papers = Paper.objects.in_library_of(request.user).order_by("-library_links__added_at", "pk")
+    filters = LibraryFilterForm(request.GET or None)
+    criteria, mine = MetadataFilter(), False
+    if filters.is_bound and filters.is_valid():
+        values = filters.cleaned_data
+        criteria = MetadataFilter(
+            first_author=values["first_author"], year=values["year"], venue=values["venue"], text=values["q"]
+        )
+        mine = values["mine"]
+    try:
+        papers = library_papers(user=request.user, criteria=criteria, mine=mine)
+    except AnnotagentError as exc:
+        messages.error(request, exc.message)
+        papers = library_papers(user=request.user, criteria=criteria)
     return render(
         request,
         "papers/library.html",
         {
             "papers": papers,
+            "filters": filters,
+            "filtered": bool(criteria) or mine,
             "upload_form": UploadForm(),
             "add_form": AddToProjectForm(user=request.user),
         },
     )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def edit_metadata(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
+    paper = get_paper_for_user(request.user, pk)
+    cited = paper.cited
+    initial = {
+        "title": cited.title,
+        "authors": "\n".join(cited.authors),
+        "year": cited.year,
+        "venue": cited.venue,
+        "doi": cited.doi,
+    }
+    form = MetadataForm(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        # Only the fields the user changed become corrections; the rest keep following the PDF.
+        changes = {name: form.cleaned_data[name] for name in form.changed_data}
+        if "authors" in changes:
+            changes["authors"] = author_names_of(str(changes["authors"]))
+        try:
+            correct_paper_metadata(user=request.user, paper=paper, changes=changes, reset=request.POST.getlist("reset"))
+        except AnnotagentError as exc:
+            messages.error(request, exc.message)
+        else:
+            messages.success(request, "Saved your corrections; only you (and your projects) see them.")
+            return redirect("papers:library")
+    return render(request, "papers/edit_metadata.html", {"paper": paper, "form": form, "cited": cited})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def author_profile(request: AuthenticatedHttpRequest) -> HttpResponse:
+    form = AuthorNamesForm(request.POST or None, initial={"names": "\n".join(author_names(request.user))})
+    if request.method == "POST" and form.is_valid():
+        try:
+            set_author_names(user=request.user, names=form.cleaned_data["names"])
+        except AnnotagentError as exc:
+            messages.error(request, exc.message)
+        else:
+            messages.success(request, "Saved the names you publish under.")
+            return redirect("papers:library")
+    return render(request, "papers/author_profile.html", {"form": form})
 
 
 @login_required
