@@ -47,7 +47,8 @@ An answer's status is its `status` attribute ("answered" | "partly_answered" | "
 
 Prints the tables (targets from issue 9 beside each figure) and writes
 `benchmarks/results/evaluation.md` and `.json`. `--split tune|holdout|all` limits the questions,
-`--modes hybrid` (comma-separated) the retrieval modes.
+`--modes hybrid` (comma-separated) the retrieval modes. The metadata extraction accuracy
+(`benchmarks.metadata`) is reported after them; `--metadata` reports only that (no index needed).
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks import metadata as metadata_benchmark
 from benchmarks.environment import BASE_DIR, PAPERS_DIR, RESULTS_DIR, configure, stop_chunk_index
 
 QUESTIONS_FILE = Path(__file__).resolve().parent / "questions.json"
@@ -725,7 +727,13 @@ def main(argv: list[str] | None = None) -> None:
         "--modes", default=",".join(MODES), help=f"comma-separated, from {', '.join(MODES)} (default all)"
     )
     parser.add_argument("--output", help="results file stem (default benchmarks/results/evaluation)")
+    parser.add_argument(
+        "--metadata", action="store_true", help="only the metadata extraction accuracy (benchmarks.metadata)"
+    )
     args = parser.parse_args(argv)
+    if args.metadata:
+        metadata_benchmark.main([])
+        return
     modes = [mode.strip() for mode in args.modes.split(",") if mode.strip()]
     unknown = [mode for mode in modes if mode not in MODES]
     if unknown or not modes:
@@ -765,6 +773,7 @@ def main(argv: list[str] | None = None) -> None:
         if not args.keep_server:
             stop_chunk_index()
     print(render(results, questions, settings.PROJECT_CHAT_TOP_K))
+    metadata_benchmark.main([], configured=True)
 
 
 def write_results(results: dict[str, Any], questions: list[Question], top_k: int, output: str | None) -> None:

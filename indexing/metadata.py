@@ -198,6 +198,14 @@ def _block_names(rows: Sequence[dict[str, Any]]) -> list[str]:
     return names
 
 
+def body_size(rows: Sequence[dict[str, Any]]) -> float:
+    """The glyph size most of page 1's text is set in (points; 0 without rows)."""
+    weight: dict[float, int] = {}
+    for row in rows:
+        weight[row["size"]] = weight.get(row["size"], 0) + sum(len(s) for s in row["segments"])
+    return max(weight, key=lambda size: weight[size]) if weight else 0.0
+
+
 def _title_rows(rows: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
     """The rows of the title block (the largest type above the abstract) and the index of the
     first row after it; ([], 0) when there is none."""
@@ -213,6 +221,8 @@ def _title_rows(rows: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], i
     if not head:
         return [], 0
     size = max(row["size"] for row in head)
+    if size <= body_size(rows) + 0.5:
+        return [], 0  # page 1 sets nothing larger than its text: no title block to read
     start = next(i for i, row in enumerate(rows) if row in head and row["size"] >= size - 0.3)
     block = [rows[start]]
     for row in rows[start + 1 : end]:
@@ -402,7 +412,7 @@ def extract_metadata(
     acm_names = [n for n in split_names(acm.group(1)) if is_name(n)] if acm else []
     meta_names = _verified_names(xmp.get("creator", ""), first) or _verified_names(info.get("Author", ""), first)
     layout_names = authors_from_layout(head_rows)
-    if not layout_names and not head_rows and author_line:
+    if not layout_names and author_line:
         layout_names = [n for n in split_names(author_line) if is_name(n)]
     authors = choose_authors(layout=layout_names, meta=meta_names, acm=acm_names)
 

@@ -2,8 +2,17 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from papers.models import Paper, UserPaper
+from papers.models import AuthorProfile, Paper, UserPaper
 from projects.services import reprocess_paper
+
+
+class LibraryEntryInline(admin.TabularInline[UserPaper, Paper]):
+    model = UserPaper
+    fields = ["user", "filename", "corrections", "added_at"]
+    readonly_fields = ["added_at"]
+    raw_id_fields = ["user"]
+    extra = 0
+    verbose_name = "library entry (with the user's metadata corrections)"
 
 
 @admin.register(Paper)
@@ -18,7 +27,9 @@ class PaperAdmin(admin.ModelAdmin[Paper]):
         "created_at",
     ]
     list_filter = ["index_status", "embedding_model"]
-    search_fields = ["title", "authors", "doi", "sha256"]
+    search_fields = ["title", "authors", "venue", "doi", "arxiv_id", "sha256"]
+    # The PDF's metadata here; each user's corrections in the library entries below.
+    inlines = [LibraryEntryInline]
     readonly_fields = [
         "sha256",
         "file",
@@ -49,7 +60,14 @@ class PaperAdmin(admin.ModelAdmin[Paper]):
 
 @admin.register(UserPaper)
 class UserPaperAdmin(admin.ModelAdmin[UserPaper]):
-    list_display = ["user", "paper", "filename", "added_at"]
+    list_display = ["user", "paper", "filename", "corrections", "added_at"]
     search_fields = ["user__username", "paper__title", "paper__doi"]
     list_select_related = ["user", "paper"]
     raw_id_fields = ["user", "paper"]
+
+
+@admin.register(AuthorProfile)
+class AuthorProfileAdmin(admin.ModelAdmin[AuthorProfile]):
+    list_display = ["user", "names"]
+    search_fields = ["user__username"]
+    raw_id_fields = ["user"]
