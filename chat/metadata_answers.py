@@ -120,26 +120,41 @@ def _year_text(paper: Paper) -> str:
     return str(paper.cited.year) if paper.cited.year else "year unknown"
 
 
-def _criteria(question: str, papers: Sequence[Paper], author_names: Sequence[str]) -> tuple[MetadataFilter, str]:
-    """The metadata filter a question states, and how to say it ("from 2006"); empty when none."""
-    if _MINE.search(question) and author_names:
-        return MetadataFilter(authors=tuple(author_names)), "by you"
+def _criteria(question: str, papers: Sequence[Paper], author_names: Sequence[str]) -> tuple[MetadataFilter, str, str]:
+    """The metadata filter a question states, how to say it ("from 2006") and the question without
+    it ("What did the papers say about locking?"); an empty filter when it states none."""
+
+    def without(match: re.Match[str], replacement: str = "") -> str:
+        rest = f"{question[: match.start()]}{replacement}{question[match.end() :]}"
+        return re.sub(r"\s+([?.!,])", r"\1", re.sub(r"\s{2,}", " ", rest)).strip()
+
+    if (match := _MINE.search(question)) and author_names:
+        return MetadataFilter(authors=tuple(author_names)), "by you", without(match, "is written")
     if match := _BEFORE.search(question):
-        return MetadataFilter(year_before=int(match.group(1))), f"from before {match.group(1)}"
+        return MetadataFilter(year_before=int(match.group(1))), f"from before {match.group(1)}", without(match)
     if match := _AFTER.search(question):
-        return MetadataFilter(year_after=int(match.group(1))), f"from after {match.group(1)}"
+        return MetadataFilter(year_after=int(match.group(1))), f"from after {match.group(1)}", without(match)
     if match := _IN_YEAR.search(question):
         year = match.group(1) or match.group(2)
-        return MetadataFilter(year=int(year)), f"from {year}"
+        return MetadataFilter(year=int(year)), f"from {year}", without(match, "papers" if match.group(2) else "")
     if (match := _BY.search(question)) and not _MINE.search(question):
         name = match.group(1)
         if any(has_author(p.cited.authors, [name]) for p in papers):
-            return MetadataFilter(authors=(name,)), f"by {name}"
+            return MetadataFilter(authors=(name,)), f"by {name}", without(match)
     for match in _FROM_VENUE.finditer(question):
         venue = match.group(1)
         if any(venue.casefold() in p.cited.venue.casefold() for p in papers):
-            return MetadataFilter(venue=venue), f"from {venue}"
-    return MetadataFilter(), ""
+            return MetadataFilter(venue=venue), f"from {venue}", without(match)
+    return MetadataFilter(), "", question
+
+
+@dataclass(frozen=True)
+class Scope:
+    """A content question limited by metadata: the `papers` it is about (maybe none) and the
+    `question` to retrieve for, without the metadata words ("2006", "by Ghemawat")."""
+
+    papers: list[Paper]
+    question: str
 
 
 def answer_from_metadata(
@@ -176,7 +191,7 @@ def answer_from_metadata(
         return None
     if not _PAPERS.search(question):
         return None
-    criteria, what = _criteria(question, papers, author_names)
+    criteria, what, _ = _criteria(question, papers, author_names)
     if not criteria:
         return None
     chosen = filter_papers(papers, criteria)
@@ -187,16 +202,16 @@ def answer_from_metadata(
     return _listing(chosen, what=what)
 
 
-def papers_in_scope(question: str, papers: Sequence[Paper], *, author_names: Sequence[str] = ()) -> list[Paper] | None:
+def papers_in_scope(question: str, papers: Sequence[Paper], *, author_names: Sequence[str] = ()) -> Scope | None:
     """The papers a content question limits itself to by metadata ("What did the 2006 papers say
     about locking?" -> the papers from 2006; "What did I write about consensus?" -> the asker's),
-    or None when it sets no such limit. An empty list means no paper matches."""
+    with the question to retrieve for; None when it sets no such limit."""
     if not _CONTENT.search(question):
         return None
-    criteria, _ = _criteria(question, papers, author_names)
+    criteria, _, rest = _criteria(question, papers, author_names)
     if not criteria:
         return None
-    return filter_papers(papers, criteria)
+    return Scope(papers=filter_papers(papers, criteria), question=rest)
 
 
 def _named(question: str, papers: Sequence[Paper]) -> list[Paper]:

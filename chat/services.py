@@ -469,9 +469,10 @@ class AnswerSession(StreamedAnswer):
         self.metadata_answer = metadata_answers.answer_from_metadata(self.question, papers, author_names=names)
         if self.metadata_answer is not None:
             return self._metadata_start(papers)
-        scoped = metadata_answers.papers_in_scope(self.question, papers, author_names=names)
-        self.analysis = await sync_to_async(analyse_for_project)(papers, self.question, self.history)
-        self.retrieval = await sync_to_async(_retrieve)(papers if scoped is None else scoped, self.analysis)
+        scope = metadata_answers.papers_in_scope(self.question, papers, author_names=names)
+        question = self.question if scope is None else scope.question
+        self.analysis = await sync_to_async(analyse_for_project)(papers, question, self.history)
+        self.retrieval = await sync_to_async(_retrieve)(papers if scope is None else scope.papers, self.analysis)
         self.references = {ref.n: ref for ref in self.retrieval.references}
         self.extractive = not llm.chat_model_configured()
         self._load_labels(papers)

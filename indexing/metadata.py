@@ -90,7 +90,8 @@ _ACM_REFERENCE = re.compile(
 )
 _ABSTRACT = re.compile(
     r"\babstract\b[\s.:—-]*(.{80,2500}?)(?:\n\s*(?:1\.?|I\.?)\s+introduction\b|\n\s*introduction\b|"
-    r"\n\s*(?:keywords|categories and subject descriptors|ccs concepts)\b)",
+    r"\n\s*(?:keywords|categories and subject descriptors|ccs concepts|index terms|journal of|proceedings of|"
+    r"copyright|permission to make)\b|\Z)",
     re.IGNORECASE | re.DOTALL,
 )
 _KEYWORDS = re.compile(r"^(?:Keywords|KEYWORDS|Index Terms|Key words)\s*[:.—-]?\s*(.{3,300}?)$", re.MULTILINE)

@@ -1,0 +1,391 @@
+"""Paper metadata you can trust: extraction from page 1 (generated PDFs and real papers),
+corrections that belong to one library entry, "my papers" by author-name variants, listing and
+filtering (library, API, `manage.py papers`), and metadata questions answered from the database."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.urls import reverse
+from fpdf import FPDF
+
+from chat import metadata_answers
+from chat.services import answer_question
+from indexing.metadata import PaperMetadata
+from indexing.pdf import extract_metadata, extract_text
+from indexing.services import take_metadata
+from papers.metadata import MetadataFilter, same_person
+from papers.models import Paper, UserPaper
+from papers.services import (
+    MetadataCorrectionError,
+    add_paper_to_library,
+    correct_paper_metadata,
+    library_papers,
+    set_author_names,
+)
+from projects.services import add_papers_to_project, create_project
+from tests.conftest import shared_paper
+
+pytestmark = pytest.mark.django_db
+
+
+# --- extraction -----------------------------------------------------------------------------------
+
+
+def paper_pdf(tmp_path, *, creation_year: int = 1999):
+    """A one-page paper laid out as a proceedings paper: an 18 pt title over two lines, authors
+    with affiliation markers, affiliations, an abstract, a venue and copyright block and an arXiv
+    stamp in the left margin; its file was created in *creation_year*."""
+    pdf = FPDF()
+    pdf.set_creation_date(datetime(creation_year, 5, 1, tzinfo=UTC))
+    pdf.set_title("Microsoft Word - draft7.doc")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=18)
+    pdf.set_xy(20, 20)
+    pdf.multi_cell(170, 8, "Impossibility of Distributed Consensus with\nOne Faulty Process", align="C")
+    pdf.set_font("Helvetica", size=12)
+    pdf.set_x(20)
+    pdf.cell(170, 7, "Michael J. Fischer\u00b9, Nancy A. Lynch\u00b2 and Michael S. Paterson\u00b9", align="C")
+    pdf.ln(7)
+    pdf.set_font("Helvetica", size=10)
+    pdf.set_x(20)
+    pdf.cell(170, 6, "\u00b9Yale University     \u00b2Massachusetts Institute of Technology", align="C")
+    pdf.ln(14)
+    pdf.set_font("Helvetica", size=12)
+    pdf.set_x(20)
+    pdf.cell(170, 6, "Abstract")
+    pdf.ln(8)
+    pdf.set_font("Helvetica", size=10)
+    pdf.set_x(20)
+    pdf.multi_cell(
+        170,
+        5,
+        "The consensus problem involves an asynchronous system of processes, some of which may be "
+        "unreliable. We show that every protocol for this problem has the possibility of nontermination, "
+        "even with only one faulty process. By way of contrast, solutions are known for the synchronous case. "
+        + "More text follows here about the model and the proof. "
+        * 6,
+    )
+    pdf.ln(4)
+    pdf.set_x(20)
+    pdf.multi_cell(
+        170,
+        5,
+        "Journal of the Association for Computing Machinery, Vol. 32, No. 2, April 1985, pp. 374-382.\n"
+        "Copyright 1985 ACM. doi:10.1145/3149.214121",
+    )
+    with pdf.rotation(90, x=10, y=200):
+        pdf.set_font("Helvetica", size=14)
+        pdf.text(10, 200, "arXiv:1234.56789v2 [cs.DC] 3 Apr 2012")
+    path = tmp_path / "flp.pdf"
+    path.write_bytes(bytes(pdf.output()))
+    return path
+
+
+def test_page_one_layout_gives_title_authors_without_markers_and_the_printed_year(tmp_path):
+    metadata = extract_metadata(extract_text(paper_pdf(tmp_path)))
+    assert metadata.title == "Impossibility of Distributed Consensus with One Faulty Process"
+    assert metadata.authors == ("Michael J. Fischer", "Nancy A. Lynch", "Michael S. Paterson")
+    # Printed on the paper (copyright line), not the file's 1999 creation date.
+    assert metadata.year == 1985
+    assert metadata.venue == "Journal of the Association for Computing Machinery"
+    assert metadata.volume == "32"
+    assert metadata.doi == "10.1145/3149.214121"
+    assert metadata.arxiv_id == "1234.56789"
+    assert metadata.abstract.startswith("The consensus problem involves")
+    assert metadata.sources["year"] == "pdf"
+
+
+def test_without_a_printed_year_the_file_date_is_used(tmp_path, make_pdf):
+    path = tmp_path / "plain.pdf"
+    path.write_bytes(make_pdf(["Some notes about consensus protocols written without any date at all."]))
+    metadata = extract_metadata(extract_text(path))
+    assert metadata.year == datetime.now(UTC).year  # fpdf2 stamps the creation date
+
+
+@pytest.mark.parametrize(
+    ("file", "title", "authors", "year", "venue"),
+    [
+        (
+            "storage/dynamo.pdf",
+            "Dynamo: Amazon\u2019s Highly Available Key-value Store",
+            ("Giuseppe DeCandia", "Deniz Hastorun", "Madan Jampani", "Gunavardhan Kakulapati", "Avinash Lakshman"),
+            2007,
+            "SOSP 2007",
+        ),
+        (
+            "consensus/zookeeper.pdf",
+            "ZooKeeper: Wait-free coordination for Internet-scale systems",
+            ("Patrick Hunt", "Mahadev Konar", "Flavio P. Junqueira", "Benjamin Reed"),
+            2010,
+            "",
+        ),
+        (
+            "consensus/chubby.pdf",
+            "The Chubby lock service for loosely-coupled distributed systems",
+            ("Mike Burrows",),
+            2006,
+            "",
+        ),
+    ],
+)
+def test_real_papers_read_right(file, title, authors, year, venue):
+    metadata = extract_metadata(extract_text(shared_paper(file)))
+    assert metadata.title == title
+    assert metadata.authors[: len(authors)] == authors
+    assert metadata.year == year
+    assert metadata.venue == venue
+
+
+def test_citesee_reads_the_acm_reference_line_doi_and_arxiv_stamp():
+    metadata = extract_metadata(extract_text(shared_paper("scholarly-reading/citesee.pdf")))
+    assert metadata.authors[-2:] == ("Doug Downey", "Daniel S. Weld")  # the printed order, not the grid's
+    assert (metadata.year, metadata.venue) == (2023, "CHI 2023")
+    assert metadata.doi == "10.1145/3544548.3580847"
+    assert metadata.arxiv_id == "2302.07302"
+
+
+def test_reextraction_replaces_what_the_pdf_gave_and_keeps_what_was_set_by_hand(alice, add_paper):
+    paper = add_paper(alice, title="Set by hand")
+    take_metadata(paper, PaperMetadata(title="Extracted", authors=("Ada Lovelace",), year=1999))
+    assert paper.title == "Set by hand"
+    assert (paper.author_list, paper.authors, paper.year) == (["Ada Lovelace"], "Ada Lovelace", 1999)
+    take_metadata(paper, PaperMetadata(year=1985))
+    assert paper.year == 1985
+    assert paper.metadata_sources == {"authors": "pdf", "year": "pdf"}
+
+
+# --- corrections belong to one library entry ------------------------------------------------------
+
+
+@pytest.fixture
+def shared_paper_row(alice, bob, make_pdf):
+    """One PDF in both alice's and bob's libraries, read as "FLP" (1999, by Fischer)."""
+    data = make_pdf(["Impossibility of consensus with one faulty process."])
+    paper = add_paper_to_library(user=alice, data=data, filename="flp.pdf").paper
+    add_paper_to_library(user=bob, data=data, filename="mine.pdf")
+    Paper.objects.filter(pk=paper.pk).update(
+        title="FLP", authors="Michael J. Fischer", author_list=["Michael J. Fischer"], year=1999
+    )
+    return paper
+
+
+def test_a_correction_changes_only_the_correcting_users_view(alice, bob, shared_paper_row, api_client_for):
+    response = api_client_for(alice).patch(
+        reverse("api:library-paper", args=[shared_paper_row.pk]),
+        {"year": 1985, "authors": ["Michael J. Fischer", "Nancy A. Lynch", "Michael S. Paterson"]},
+        format="json",
+    )
+    assert response.status_code == 200
+    body = response.json()
+    assert (body["year"], body["first_author"], len(body["authors"])) == (1985, "Michael J. Fischer", 3)
+    assert body["metadata_sources"]["year"] == "user"
+    theirs = api_client_for(bob).get(reverse("api:paper", args=[shared_paper_row.pk])).json()
+    assert (theirs["year"], theirs["authors"], theirs["metadata_sources"]["year"]) == (
+        1999,
+        ["Michael J. Fischer"],
+        "pdf",
+    )
+    assert Paper.objects.get(pk=shared_paper_row.pk).year == 1999
+
+
+def test_an_outsider_cannot_correct_a_paper(mallory, shared_paper_row, api_client_for):
+    response = api_client_for(mallory).patch(
+        reverse("api:library-paper", args=[shared_paper_row.pk]), {"year": 2000}, format="json"
+    )
+    assert response.status_code == 404
+    assert not UserPaper.objects.filter(corrections__has_key="year").exists()
+
+
+def test_bad_corrections_are_refused_with_a_code(alice, shared_paper_row, api_client_for):
+    client = api_client_for(alice)
+    url = reverse("api:library-paper", args=[shared_paper_row.pk])
+    assert client.patch(url, {"doi": "not a doi"}, format="json").json()["error"]["code"] == "invalid_metadata"
+    with pytest.raises(MetadataCorrectionError):
+        correct_paper_metadata(user=alice, paper=shared_paper_row, changes={"abstract": "x"})
+
+
+def test_a_reset_correction_follows_the_pdf_again(alice, shared_paper_row):
+    correct_paper_metadata(user=alice, paper=shared_paper_row, changes={"year": 1985})
+    paper = correct_paper_metadata(user=alice, paper=shared_paper_row, changes={}, reset=["year"])
+    assert (paper.cited.year, paper.cited.sources["year"]) == (1999, "pdf")
+
+
+def test_correcting_in_the_library_page(alice, bob, mallory, shared_paper_row, client_for):
+    client = client_for(alice)
+    url = reverse("papers:edit_metadata", args=[shared_paper_row.pk])
+    assert "FLP" in client.get(url).content.decode()
+    form = {"title": "FLP", "authors": "Michael J. Fischer", "year": "1985", "venue": "JACM", "doi": ""}
+    assert client.post(url, form).status_code == 302
+    assert "JACM" in client.get(reverse("papers:library")).content.decode()
+    assert "JACM" not in client_for(bob).get(reverse("papers:library")).content.decode()
+    assert client_for(mallory).post(url, form).status_code == 404
+    # Only the fields alice changed are corrections; the title keeps following the PDF.
+    assert set(UserPaper.objects.get(user=alice, paper=shared_paper_row).corrections) == {"year", "venue"}
+
+
+def test_the_admin_shows_the_pdfs_metadata_and_each_entrys_corrections(alice, staff, shared_paper_row, client_for):
+    correct_paper_metadata(user=alice, paper=shared_paper_row, changes={"year": 1985})
+    page = client_for(staff).get(reverse("admin:papers_paper_change", args=[shared_paper_row.pk])).content.decode()
+    assert "1999" in page
+    assert "1985" in page
+
+
+# --- "mine" and filters ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("mine", "printed", "same"),
+    [
+        ("S. Ghemawat", "Sanjay Ghemawat", True),
+        ("Ghemawat, Sanjay", "Sanjay Ghemawat", True),
+        ("Flávio Junqueira", "Flavio P. Junqueira", True),
+        ("Robbert van Renesse", "R. van Renesse", True),
+        ("GHEMAWAT", "Sanjay Ghemawat", True),
+        ("Jeffrey Dean", "Sanjay Ghemawat", False),
+        ("Sanjay Ghemawat", "Sunil Ghemawat", False),
+    ],
+)
+def test_author_names_match_their_variants(mine, printed, same):
+    assert same_person(mine, printed) is same
+
+
+@pytest.fixture
+def library(alice, add_paper):
+    """alice's library: GFS (2003, SOSP), Bigtable (2006, OSDI), Chubby (2006, OSDI), Paxos (2001)."""
+    return {
+        "gfs": add_paper(alice, title="The Google File System", authors="Sanjay Ghemawat, Howard Gobioff",
+                         author_list=["Sanjay Ghemawat", "Howard Gobioff"], year=2003, venue="SOSP 2003"),
+        "bigtable": add_paper(alice, title="Bigtable: A Distributed Storage System",
+                              authors="Fay Chang, Sanjay Ghemawat",
+                              author_list=["Fay Chang", "Sanjay Ghemawat"], year=2006, venue="OSDI 2006"),
+        "chubby": add_paper(alice, title="The Chubby lock service", authors="Mike Burrows",
+                            author_list=["Mike Burrows"], year=2006, venue="OSDI 2006"),
+        "paxos": add_paper(alice, title="Paxos Made Simple", authors="Leslie Lamport",
+                           author_list=["Leslie Lamport"], year=2001),
+    }  # fmt: skip
+
+
+def test_my_papers_are_those_listing_one_of_my_names(alice, library):
+    set_author_names(user=alice, names=["S. Ghemawat", "Ghemawat, S."])
+    mine = library_papers(user=alice, criteria=MetadataFilter(), mine=True)
+    assert {p.pk for p in mine} == {library["gfs"].pk, library["bigtable"].pk}
+
+
+def test_filters_read_the_corrected_metadata(alice, library):
+    correct_paper_metadata(user=alice, paper=library["paxos"], changes={"year": 2006})
+    found = library_papers(user=alice, criteria=MetadataFilter(year=2006))
+    assert {p.pk for p in found} == {library["bigtable"].pk, library["chubby"].pk, library["paxos"].pk}
+    assert [p.pk for p in library_papers(user=alice, criteria=MetadataFilter(first_author="Ghemawat"))] == [
+        library["gfs"].pk
+    ]
+
+
+def test_papers_command_lists_and_filters(alice, library):
+    set_author_names(user=alice, names=["Sanjay Ghemawat"])
+    out = StringIO()
+    call_command("papers", "--user", "alice", "--venue", "osdi", "--json", stdout=out)
+    assert {p["title"] for p in json.loads(out.getvalue())} == {library["bigtable"].title, library["chubby"].title}
+    out = StringIO()
+    call_command("papers", "--user", "alice", "--mine", "--before", "2005", stdout=out)
+    assert "The Google File System" in out.getvalue()
+    assert "Bigtable" not in out.getvalue()
+    assert out.getvalue().strip().endswith("1 paper")
+
+
+def test_papers_api_filters_and_my_names(alice, bob, library, api_client_for):
+    client = api_client_for(alice)
+    assert client.get(reverse("api:library"), {"mine": "true"}).json()["error"]["code"] == "no_author_names"
+    client.put(reverse("api:author-names"), {"names": ["S. Ghemawat"]}, format="json")
+    assert client.get(reverse("api:author-names")).json() == {"names": ["S. Ghemawat"]}
+    titles = {p["title"] for p in client.get(reverse("api:library"), {"mine": "true", "year": 2006}).json()}
+    assert titles == {library["bigtable"].title}
+    assert len(client.get(reverse("api:library"), {"after": 2002, "venue": "SOSP"}).json()) == 1
+    assert api_client_for(bob).get(reverse("api:library"), {"year": 2006}).json() == []
+
+
+# --- metadata questions ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def no_chunk_index(monkeypatch):
+    """Any use of the chunk index or of retrieval fails the test."""
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("the chunk index was used for a metadata question")
+
+    monkeypatch.setattr("indexing.store.get_client", forbidden)
+    monkeypatch.setattr("indexing.store.get_collection", forbidden)
+    monkeypatch.setattr("chat.services.retrieve_passages", forbidden)
+
+
+@pytest.fixture
+def project(alice, library):
+    project = create_project(owner=alice, name="Systems")
+    add_papers_to_project(project=project, papers=list(library.values()), user=alice)
+    return project
+
+
+@pytest.mark.parametrize(
+    ("question", "expected", "cited"),
+    [
+        ("Who is the first author of the Bigtable paper?",
+         "first author of Bigtable: A Distributed Storage System is Fay Chang", ["bigtable"]),
+        ("Which papers in this project were published before 2005?", "2 papers are from before 2005", ["gfs", "paxos"]),
+        ("Which venue published Chubby?", "The Chubby lock service was published in OSDI 2006", ["chubby"]),
+        ("How many papers here are by Ghemawat?", "2 papers in this project are by Ghemawat", ["gfs", "bigtable"]),
+        ("List the papers from OSDI", "2 papers are from OSDI", ["bigtable", "chubby"]),
+        ("Which papers are from 2006?", "2 papers are from 2006", ["bigtable", "chubby"]),
+    ],
+)  # fmt: skip
+def test_metadata_questions_are_answered_from_the_database(
+    alice, project, library, no_chunk_index, question, expected, cited
+):
+    answer = answer_question(project=project, user=alice, question=question, chat=True)
+    assert answer.text.startswith("From paper metadata: ")
+    assert expected in answer.text
+    assert {ref.paper_id for ref in answer.references} == {library[name].pk for name in cited}
+    assert {ref.page for ref in answer.references} == {1}
+    assert answer.status == "answered"
+
+
+def test_a_corrected_year_changes_the_answer_for_the_project_owner(alice, project, library, no_chunk_index):
+    correct_paper_metadata(user=alice, paper=library["paxos"], changes={"year": 2006})
+    answer = answer_question(project=project, user=alice, question="Which papers are from 2006?")
+    assert "3 papers are from 2006" in answer.text
+    assert library["paxos"].pk in {ref.paper_id for ref in answer.references}
+
+
+def test_no_match_is_said_plainly(alice, project, no_chunk_index):
+    answer = answer_question(project=project, user=alice, question="Which papers are from 1970?")
+    assert answer.text == "From paper metadata: no paper in this project is from 1970."
+    assert answer.references == []
+
+
+def test_content_questions_are_left_to_retrieval_limited_by_metadata(alice, library):
+    papers = list(Paper.objects.in_library_of(alice))
+    question = "What did the 2006 papers say about locking?"
+    assert metadata_answers.answer_from_metadata(question, papers) is None
+    scope = metadata_answers.papers_in_scope(question, papers)
+    assert scope is not None
+    assert {p.pk for p in scope.papers} == {library["bigtable"].pk, library["chubby"].pk}
+    assert scope.question == "What did the papers say about locking?"
+    mine = metadata_answers.papers_in_scope("What did I write about consensus?", papers, author_names=["L. Lamport"])
+    assert mine is not None
+    assert [p.pk for p in mine.papers] == [library["paxos"].pk]
+    assert metadata_answers.answer_from_metadata("How does Paxos choose a value?", papers) is None
+
+
+def test_a_mixed_question_retrieves_only_from_the_papers_it_names_by_year(alice, indexed_project):
+    raft = indexed_project.papers.get(title="Raft")
+    Paper.objects.filter(pk=raft.pk).update(year=2014)
+    Paper.objects.exclude(pk=raft.pk).update(year=1998)
+    answer = answer_question(
+        project=indexed_project, user=alice, question="What did the 2014 papers say about a majority?"
+    )
+    assert answer.references
+    assert {ref.paper_id for ref in answer.references} == {raft.pk}
