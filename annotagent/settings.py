@@ -153,6 +153,12 @@ PDF_MAX_PAGES = env.int("PDF_MAX_PAGES", default=2000)
 LIBRARY_QUOTA_BYTES = env.int("LIBRARY_QUOTA_BYTES", default=2 * 1024 * 1024 * 1024)
 # Papers a project may hold; failed papers do not count.
 PROJECT_MAX_PAPERS = env.int("PROJECT_MAX_PAPERS", default=10)
+# Bibliographic lookup by DOI while indexing (indexing.lookup): none (default: no network), crossref
+# or openalex; the contact address goes in the User-Agent, as both services ask.
+METADATA_LOOKUP = env.str("METADATA_LOOKUP", default="none")
+METADATA_LOOKUP_URL = env.str("METADATA_LOOKUP_URL", default="")
+METADATA_LOOKUP_MAILTO = env.str("METADATA_LOOKUP_MAILTO", default="")
+METADATA_LOOKUP_TIMEOUT_SECONDS = env.float("METADATA_LOOKUP_TIMEOUT_SECONDS", default=5.0)
 
 # Channels: Redis in production; in-process otherwise.
 REDIS_URL = env.str("REDIS_URL", default="")

@@ -27,6 +27,7 @@ from indexing import store
 from indexing.blurbs import make_blurbs
 from indexing.chunking import chunk_pages, dehyphenate
 from indexing.embeddings import EmbeddingError, configured_model_name, get_embedder
+from indexing.lookup import checked_with_lookup
 from indexing.metadata import PaperMetadata
 from indexing.notifications import notify_paper_status
 from indexing.pdf import PdfError, PdfInterruptedError, extract_metadata, extract_text
@@ -262,8 +263,8 @@ _PAPER_FIELDS = {"authors": "author_list"}
 def take_metadata(paper: Paper, metadata: PaperMetadata) -> list[str]:
     """Copy what *metadata* found onto *paper* (unsaved) and return the model fields to save.
 
-    A field the PDF gave before is replaced by what it gives now (extraction improves); a field
-    set another way (by hand, without a recorded source, or by a lookup) is kept. Users'
+    A field the PDF or a lookup gave before is replaced by what they give now (extraction
+    improves); a field set another way (by hand, without a recorded source) is kept. Users'
     corrections are on their library entries and never touched here.
     """
     sources = dict(paper.metadata_sources)
@@ -273,13 +274,13 @@ def take_metadata(paper: Paper, metadata: PaperMetadata) -> list[str]:
             continue
         attribute = _PAPER_FIELDS.get(name, name)
         current = getattr(paper, attribute)
-        if current and sources.get(name) != "pdf":
+        if current and sources.get(name) not in ("pdf", "lookup"):
             continue
         if name == "authors":
             paper.authors = metadata.authors_text[:1000]
             changed.add("authors")
         setattr(paper, attribute, list(value) if isinstance(value, tuple) else value)
-        sources[name] = "pdf"
+        sources[name] = metadata.sources.get(name, "pdf")
         changed.add(attribute)
     paper.metadata_sources = sources
     return sorted(changed)
@@ -312,7 +313,7 @@ def _build(claim: IndexClaim, progress: ProgressCallback | None) -> Paper:
             )
 
         text = extract_text(paper.file.path, progress=parsed_page)
-        metadata_fields = take_metadata(paper, extract_metadata(text))
+        metadata_fields = take_metadata(paper, checked_with_lookup(extract_metadata(text)))
         paper.page_count = len(text.pages)
         # Extraction quality (issue 11): the per-page report, and the pages left out, for the chip.
         paper.page_report = [report.as_dict() for report in text.reports]
