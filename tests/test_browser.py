@@ -602,3 +602,28 @@ def test_a_long_thread_shows_its_newest_page_and_earlier_pages_on_request(visit,
     expect(messages.first).to_contain_text("Question number 0")
     expect(earlier).to_be_hidden()
     reader.check_console()
+
+
+@pytest.mark.browser
+def test_a_corrected_year_answers_a_metadata_question(visit):
+    from playwright.sync_api import expect
+
+    user = visit()
+    page = user.page
+    user.sign_in(DEMO_USERNAME, DEMO_PASSWORD)
+    user.goto("/papers/")
+    card = page.locator(".paper-card", has_text="Paxos Made Simple").first
+    card.get_by_role("link", name="Correct metadata…").click()
+    page.get_by_label("Year").fill("2006")
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator(".paper-card", has_text="Paxos Made Simple").first).to_contain_text("2006")
+
+    user.open_demo_project()
+    answer = user.ask("Which papers are from 2006?")
+
+    expect(answer).to_contain_text("From paper metadata")
+    expect(answer).to_contain_text("Paxos Made Simple (2006)")
+    link = answer.locator("a.citation").first
+    assert citation_data(link)["page"] == 1
+    assert "Understandable Consensus" not in answer.inner_text()
+    user.check_console()
