@@ -31,6 +31,7 @@ from indexing.lookup import checked_with_lookup
 from indexing.metadata import PaperMetadata
 from indexing.notifications import notify_paper_status
 from indexing.pdf import PdfError, PdfInterruptedError, extract_metadata, extract_text
+from papers.metadata import doc_key
 from papers.models import Paper
 
 logger = logging.getLogger(__name__)
@@ -283,7 +284,8 @@ def take_metadata(paper: Paper, metadata: PaperMetadata) -> list[str]:
         sources[name] = metadata.sources.get(name, "pdf")
         changed.add(attribute)
     paper.metadata_sources = sources
-    return sorted(changed)
+    paper.doc_key = doc_key(doi=paper.doi, arxiv_id=paper.arxiv_id, pmid=paper.pmid, sha256=paper.sha256)
+    return sorted(changed | {"doc_key"})
 
 
 def _build(claim: IndexClaim, progress: ProgressCallback | None) -> Paper:

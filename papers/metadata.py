@@ -134,3 +134,17 @@ def author_names_of(values: Sequence[str] | str) -> list[str]:
         separator = r"\n|;" if ("\n" in values or ";" in values) else r",|\band\b"
         values = re.split(separator, values)
     return [re.sub(r"\s+", " ", value).strip() for value in values if value.strip()]
+
+
+def doc_key(*, doi: str = "", arxiv_id: str = "", pmid: str = "", sha256: str) -> str:
+    """The key of the work a file holds: "doi:10.1145/3149.214121" (lower case, without a
+    resolver prefix), else "arxiv:2302.07302" (without version), else "pmid:12345", else
+    "sha256:<hex>" (the file itself). Two files with the same DOI, arXiv id or PMID hold one work."""
+    doi = re.sub(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", "", doi.strip(), flags=re.IGNORECASE).lower()
+    if doi:
+        return f"doi:{doi}"
+    if arxiv_id.strip():
+        return "arxiv:" + re.sub(r"v\d+$", "", arxiv_id.strip().lower())
+    if pmid.strip():
+        return f"pmid:{pmid.strip()}"
+    return f"sha256:{sha256}"

@@ -85,6 +85,9 @@ class Paper(models.Model):
     keywords = models.JSONField(default=list, blank=True)
     # Field name -> where its value came from: "pdf" or "lookup" (a user's are on UserPaper).
     metadata_sources = models.JSONField(default=dict, blank=True)
+    # The work this file holds (`papers.metadata.doc_key`): DOI, else arXiv id, else PMID, else
+    # "sha256:..."; "" before indexing has read the file.
+    doc_key = models.CharField(max_length=300, blank=True, db_index=True)
     page_count = models.PositiveIntegerField(default=0)
 
     index_status = models.CharField(max_length=16, choices=IndexStatus.choices, default=IndexStatus.PENDING)

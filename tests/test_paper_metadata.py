@@ -18,7 +18,7 @@ from chat.services import answer_question
 from indexing.metadata import PaperMetadata
 from indexing.pdf import extract_metadata, extract_text
 from indexing.services import take_metadata
-from papers.metadata import MetadataFilter, same_person
+from papers.metadata import MetadataFilter, doc_key, same_person
 from papers.models import Paper, UserPaper
 from papers.services import (
     MetadataCorrectionError,
@@ -154,9 +154,20 @@ def test_reextraction_replaces_what_the_pdf_gave_and_keeps_what_was_set_by_hand(
     take_metadata(paper, PaperMetadata(title="Extracted", authors=("Ada Lovelace",), year=1999))
     assert paper.title == "Set by hand"
     assert (paper.author_list, paper.authors, paper.year) == (["Ada Lovelace"], "Ada Lovelace", 1999)
-    take_metadata(paper, PaperMetadata(year=1985))
+    take_metadata(paper, PaperMetadata(year=1985, arxiv_id="2302.07302"))
     assert paper.year == 1985
-    assert paper.metadata_sources == {"authors": "pdf", "year": "pdf"}
+    assert paper.doc_key == "arxiv:2302.07302"
+    assert paper.metadata_sources == {"authors": "pdf", "year": "pdf", "arxiv_id": "pdf"}
+
+
+def test_a_work_is_keyed_by_doi_then_arxiv_id_then_pmid_then_file_hash():
+    assert doc_key(doi="https://doi.org/10.1145/3149.214121", arxiv_id="1234.5678", sha256="ab") == (
+        "doi:10.1145/3149.214121"
+    )
+    assert doc_key(doi="DOI: 10.1145/ABC", sha256="ab") == "doi:10.1145/abc"
+    assert doc_key(arxiv_id="2302.07302v1", pmid="123456", sha256="ab") == "arxiv:2302.07302"
+    assert doc_key(pmid="123456", sha256="ab") == "pmid:123456"
+    assert doc_key(sha256="ab") == "sha256:ab"
 
 
 # --- corrections belong to one library entry ------------------------------------------------------
