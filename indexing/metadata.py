@@ -361,6 +361,14 @@ def file_year(info: dict[str, str], xmp: dict[str, str]) -> int | None:
     return None
 
 
+def _looks_like_title(line: str) -> bool:
+    """A first line that reads like a title: a few words, not a sentence (no sentence end inside or
+    at the end of it)."""
+    if re.search(r"[.!?]\s+[A-Z]", line):
+        return False
+    return 2 <= len(line.split()) <= 30 and not line.rstrip().endswith((".", ";", ","))
+
+
 def _fallback_title_authors(lines: list[str], info: dict[str, str]) -> tuple[str, str]:
     """Title and author line from plain text (no layout): the info title when page 1 prints it,
     else the first line (continued while it ends mid-phrase) when it reads like a title."""
@@ -371,7 +379,7 @@ def _fallback_title_authors(lines: list[str], info: dict[str, str]) -> tuple[str
         title = info_title
         while author_line < len(lines) and len(" ".join(lines[:author_line])) < len(title) - 2:
             author_line += 1
-    elif lines and not re.search(r"[.!?]\s+[A-Z]", lines[0]) and 2 <= len(lines[0].split()) <= 30:
+    elif lines and _looks_like_title(lines[0]):
         title = lines[0]
         while author_line < min(len(lines), 3) and _CONTINUES.search(title):
             title = f"{title} {lines[author_line]}"
