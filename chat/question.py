@@ -163,7 +163,7 @@ _LIGHT_VERBS = frozenset(
 _PAPER_WORDS = frozenset(
     "paper papers article articles author authors work study studies publication according one ones "
     "former latter first second third fourth fifth last compare compared comparison differ differs "
-    "difference differences versus vs respectively each".split()
+    "difference differences versus vs respectively each et al".split()
 )
 _NON_TERMS = _FUNCTION_WORDS | _LIGHT_VERBS | _PAPER_WORDS
 
@@ -271,9 +271,12 @@ def surname(first_author: str) -> str:
 
 
 def first_author(authors: str) -> str:
-    """The first of an author list ("A, B and C", "A; B", "A and B"); "" when the list gives no
-    separator and reads as several names run together (more than three words)."""
+    """The first of an author list ("A, B and C", "A; B", "A and B"), without affiliation marks
+    ("Kyle Lo\u03b1\u2217, ..." -> "Kyle Lo"); "" when the list gives no separator and reads as
+    several names run together (more than three words)."""
     first = re.split(r"\s*(?:;|,| and | & )\s*", authors.strip(), maxsplit=1)[0].strip()
+    # Affiliation marks glued to names by PDF extraction (Greek letters, asterisks, digits) are no part of them.
+    first = " ".join(re.sub(r"[^A-Za-z\u00c0-\u024f.'\u2019-]", "", word) for word in first.split()).strip()
     if len(first.split()) > 3:
         return ""
     return first
@@ -288,10 +291,17 @@ class Mention:
     paper_id: int
 
 
+# "Okafor et al.", "Lo et al.'s paper": the citation form of a first author's surname.
+_ET_AL = r"(?:\s+et\s+al\b\.?(?:['\u2019]s)?)"
+
+
 def _name_pattern(name: str, *, case_sensitive: bool) -> re.Pattern[str]:
     words = r"\s+".join(re.escape(word) for word in name.split())
     # "the Raft paper", "Raft's", "the ZooKeeper authors": the whole phrase is the mention.
-    phrase = rf"(?:\bthe\s+)?(?<![\w-]){words}(?:['\u2019]s)?(?![\w-])(?:\s+(?:paper|article|authors|work|system))?"
+    phrase = (
+        rf"(?:\bthe\s+)?(?<![\w-]){words}(?:['\u2019]s)?(?![\w-]){_ET_AL}?"
+        r"(?:\s+(?:paper|article|authors|work|system))?"
+    )
     return re.compile(phrase, 0 if case_sensitive else re.IGNORECASE)
 
 
@@ -309,6 +319,9 @@ def _patterns(paper: PaperRef) -> list[re.Pattern[str]]:
     name = surname(paper.first_author)
     if len(name) >= 3:
         patterns.append(_name_pattern(name, case_sensitive=True))
+    elif len(name) == 2 and name[0].isupper():
+        # A two-letter surname ("Lo") is too common a word alone; "Lo et al." names the paper.
+        patterns.append(re.compile(rf"(?<![\w-]){re.escape(name)}{_ET_AL}(?:\s+(?:paper|article|work))?"))
     return patterns
 
 
@@ -383,6 +396,12 @@ _AUXILIARY_IT = r"\b(does|do|did|is|was|can|could|would|will|should|has)\s+it\b(
 # system keep its state?") it belongs to a noun of the question itself.
 _SUBJECT_IT = re.compile(
     rf"^(?:it|its)\b|{_AUXILIARY_IT}|^(?:what|how|which|why|where|when)\s+(?:is|are|was|were|does|do|did)\s+its\b",
+    re.IGNORECASE,
+)
+# "it" as the subject of a clause inside the question ("What happens when it fails?").
+_CLAUSE_IT = re.compile(
+    r"\bit\b(?=\s+(?:is|was|has|can|cannot|will|would|does|did|becomes|became|fails|failed|crashes|"
+    r"crashed|restarts|loses|lost|goes|went|gets|got|runs|stops|starts|receives|sends|needs|uses)\b)",
     re.IGNORECASE,
 )
 _DO_IT = re.compile(r"\b(?:do|does|did)\s+(?:it|that|this|so|the same)(?=\s*[?.!]*\s*$)", re.IGNORECASE)
@@ -492,7 +511,12 @@ def _resolve_references(
         elif match.group("group"):
             if names_own:  # "Raft and Paxos: how do they differ?" refers to its own papers
                 return match.group(0)
-            chosen = list(previous.focus if len(previous.focus) >= 2 else pool)
+            pronoun = match.group("group").casefold() in ("they", "them", "their")
+            if pronoun and len(previous.focus) == 1:
+                # "Why did they choose ...?" after a question about one paper: its authors.
+                chosen = list(previous.focus)
+            else:
+                chosen = list(previous.focus if len(previous.focus) >= 2 else pool)
             group = len(chosen) >= 2
         else:  # "the other (one)": the papers of the conversation the last turn was not about
             chosen = [pid for pid in pool if pid not in previous.focus][:1] or pool[1:2]
@@ -510,6 +534,18 @@ def _resolve_references(
         text = re.sub(r"^it\b", name, text, flags=re.IGNORECASE)
         text = re.sub(_AUXILIARY_IT, rf"\1 {name}", text, flags=re.IGNORECASE)
         referred.extend(previous.focus)
+        subject_it = True
+    clause_it = _CLAUSE_IT.search(text)
+    if not referred and not named_papers(question, papers) and previous.focus and clause_it is not None:
+        # "What happens when it becomes unavailable?" after "What does Bigtable use Chubby for?": the
+        # paper the previous question named last (Chubby), in the papers it was about (Bigtable).
+        named_before = [m.paper_id for m in mentions(previous.query, papers) if m.paper_id in previous.focus]
+        last = named_before[-1] if named_before else previous.focus[-1]
+        text = text[: clause_it.start()] + _names([last], papers) + text[clause_it.end() :]
+        others = [pid for pid in previous.focus if pid != last]
+        if others:
+            text = _in_papers(text, others, papers)
+        referred.extend([last, *others])
         subject_it = True
     return text, referred, subject_it, group
 
@@ -533,7 +569,7 @@ def _looks_like_follow_up(question: str, papers: Sequence[PaperRef]) -> bool:
         or (group and (not group.group("group") or not (named or _OWN_PAPERS.search(question))))
         or _DO_IT.search(question)
         or _TOPIC_PRONOUN.search(question)
-        or (_SUBJECT_IT.search(question) and not named)
+        or ((_SUBJECT_IT.search(question) or _CLAUSE_IT.search(question)) and not named)
         or (not named and not content_terms(question, papers))
     )
 
@@ -552,6 +588,10 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
     answer = history[index + 1] if index + 1 < len(history) else None
     cited = answer.paper_ids if answer is not None else ()
     pool = tuple(dict.fromkeys((*earlier.focus, *earlier.pool, *cited)))
+    if len(papers) == 2:
+        # In a two-paper project "the other one" and "the second paper" mean the paper the last turn
+        # did not cite, even when its answer cited only one.
+        pool = tuple(dict.fromkeys((*pool, *(paper.paper_id for paper in papers))))
     previous = replace(earlier, pool=pool)
 
     text, referred, subject_it, group = _resolve_references(question.strip(), previous, papers)
@@ -587,11 +627,16 @@ def analyse_question(question: str, *, history: Sequence[Turn], papers: Sequence
     """
     resolved = _resolve(question, history, papers)
     rewritten = resolved.query != question.strip()
+    focus = resolved.focus
+    if not focus and len(papers) == 2 and is_broad(resolved.query):
+        # "Compare the sample sizes of the two papers" in a two-paper project needs both papers: an
+        # answer citing one of them is only partly an answer.
+        focus = tuple(paper.paper_id for paper in papers)
     return QuestionAnalysis(
         question=question,
         query=resolved.query,
         answer_type=classify_answer_type(resolved.query),
-        named_paper_ids=resolved.focus,
+        named_paper_ids=focus,
         comparison=resolved.comparison or is_broad(resolved.query),
         broad=is_broad(resolved.query),
         rewritten=rewritten,

@@ -262,3 +262,73 @@ def test_broad_questions_are_told_apart_from_comparisons_of_named_papers():
     assert analyse("Where do the storage systems rely on Paxos through Chubby?").named_paper_ids == (6, 1)
     compared = analyse("How do GFS and Bigtable depend on each other?")
     assert (compared.comparison, compared.broad) == (True, False)
+
+
+# --- first authors and two-paper projects ---------------------------------------------------------
+
+S2ORC = PaperRef(7, "S2ORC: The Semantic Scholar Open Research Corpus", "Kyle Lo", 2020)
+TRUST = PaperRef(8, "Calibrating trust in clinical decision support", "Chidi Okafor", 2021)
+PAIR = [GFS, BIGTABLE]
+
+
+def analyse_in(papers: list[PaperRef], question: str, *turns: tuple[str, tuple[int, ...]]) -> object:
+    history = [t for q, cited in turns for t in (Turn("user", q), Turn("assistant", "An answer.", paper_ids=cited))]
+    return analyse_question(question, history=history, papers=papers)
+
+
+@pytest.mark.parametrize(
+    ("question", "named"),
+    [
+        ("What does Okafor find about trust?", (8,)),
+        ("What did Okafor et al. measure?", (8,)),
+        ("According to Lo et al., how many papers have full text?", (7,)),
+        ("What corpus do Lo et al. build?", (7,)),
+        ("Lo and behold, what is a corpus?", ()),
+    ],
+)
+def test_a_paper_named_only_by_its_first_authors_surname_is_focused(question, named):
+    analysis = analyse_in([S2ORC, TRUST, GFS], question)
+    assert analysis.named_paper_ids == named
+    assert "et" not in analysis.key_terms and "al" not in analysis.key_terms
+
+
+@pytest.mark.parametrize(
+    ("authors", "first"),
+    [
+        ("Kyle Lo\u03b1\u2217, Zejiang Shen\u03b1\u2217", "Kyle Lo"),
+        ("Jos\u00e9 N\u00fa\u00f1ez1 and Ana Ruiz2", "Jos\u00e9 N\u00fa\u00f1ez"),
+        ("Mike Burrows, Google Inc.", "Mike Burrows"),
+    ],
+)
+def test_a_first_author_is_read_without_affiliation_marks(authors, first):
+    assert first_author(authors) == first
+
+
+@pytest.mark.parametrize(
+    "follow_up", ["What about the other one?", "And the other paper?", "How does the second paper do it?"]
+)
+def test_in_a_two_paper_project_the_other_one_is_the_paper_not_cited(follow_up):
+    analysis = analyse_in(PAIR, follow_up, ("What chunk size does GFS use?", (4,)))
+    assert analysis.query == "What chunk size does Bigtable use?"
+    assert analysis.named_paper_ids == (5,)
+
+
+def test_they_after_a_question_about_one_paper_are_its_authors():
+    analysis = analyse_in(PAIR, "Why did they choose such a large size?", ("What chunk size does GFS use?", (4,)))
+    assert analysis.query == "Why did GFS choose such a large size?"
+    assert analysis.named_paper_ids == (4,)
+    assert analysis.comparison is False
+
+
+def test_it_inside_a_clause_is_the_paper_the_previous_question_named_last():
+    analysis = analyse("What happens when it becomes unavailable?", ("What does Bigtable use Chubby for?", (5,)))
+    assert analysis.query == "What happens when Chubby becomes unavailable in Bigtable?"
+    assert set(analysis.named_paper_ids) == {1, 5}
+
+
+def test_the_two_papers_of_a_two_paper_project_are_both_needed():
+    analysis = analyse_in(PAIR, "Compare the sample sizes of the two papers")
+    assert analysis.named_paper_ids == (4, 5)
+    assert analysis.comparison is True
+    # In a larger project "the two papers" names none of them.
+    assert analyse("Compare the sample sizes of the two papers").named_paper_ids == ()
