@@ -50,8 +50,12 @@ MIN_CJK_CHARS = 6
 MAX_SENTENCE_CHARS = 500
 # A paper is quoted when its best candidate scores at least this share of the overall best.
 RELATIVE_BAR = 0.85
-# The first paper may give a second quote when it scores this share of its first.
-SECOND_QUOTE_BAR = 0.92
+# A quoted paper may give more quotes (up to MAX_QUOTES_FIRST for the best paper, MAX_QUOTES_OTHER
+# for the others) that score this share of its first: the fact is often one sentence away from the
+# sentence that best matches the question.
+SECOND_QUOTE_BAR = 0.85
+MAX_QUOTES_FIRST = 3
+MAX_QUOTES_OTHER = 2
 # At most this many sentences are embedded per question: the rest are ranked out by the cheap
 # scores first (embedding was 3 s of a 3.2 s answer when every candidate was embedded).
 MAX_EMBEDDED = 20
@@ -60,6 +64,9 @@ MAX_EMBEDDED = 20
 # one restating the question.
 W_DENSE, W_LEXICAL, W_TYPE, W_NOVELTY = 0.45, 0.35, 0.25, 0.1
 ECHO_PENALTY = 0.15
+# Added to the answer-type match (weighted by W_TYPE) of the sentence that first names the asked
+# thing in its passage (`first_mentions`).
+INTRO_BONUS = 0.4
 WINDOW_PENALTY = 0.03
 MIN_SCORE = 0.2
 
@@ -501,9 +508,30 @@ def analysis_for(
 # --- scoring ------------------------------------------------------------------------------------
 
 _NAME = re.compile(r"\b[A-Z][a-z]*[A-Z0-9][\w-]*\b|\b[A-Z][a-z]{2,}(?:\s+[A-Z][a-z]+)+\b")
+_ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]{2,}\b")
 _DEFINES = re.compile(r"\b(?:is|are)\s+(?:a|an|the)\b|\brefers? to\b|\bwe (?:call|define)\b|\bdefined as\b", re.I)
 _EXPLAINS = re.compile(r"\b(?:by|because|so that|when|using|through|which|in order to|first|then)\b", re.I)
 _POLAR = re.compile(r"\b(?:not|no|never|only|always|cannot|must|does|do|is|are)\b", re.I)
+
+
+@lru_cache(maxsize=4096)
+def _definition_pattern(words: tuple[str, ...]) -> re.Pattern[str] | None:
+    if not words:
+        return None
+    names = "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
+    # "Zab [24], an atomic broadcast protocol", "An SSTable is a ...", "(an SSTable) provides a".
+    return re.compile(
+        rf"\b(?:{names})s?\b(?:\s*\[[^\]]*\])?(?:,\s+(?:a|an|the|which|that)\b|\s+(?:is|are|provides?|refers? to)\s+"
+        rf"(?:a|an|the)\b)|\b(?:called|named|dubbed)\s+(?:an?\s+|the\s+)?(?:{names})\b",
+        re.IGNORECASE,
+    )
+
+
+def _defines_term(text: str, words: Sequence[str]) -> bool:
+    """Whether *text* defines one of *words* (the question's key terms): "X is a ...", "X, an
+    ...", "... called X"."""
+    pattern = _definition_pattern(tuple(words))
+    return pattern is not None and pattern.search(text) is not None
 
 
 def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> bool:
@@ -511,8 +539,16 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
     *asked* terms in the same text; for other questions, one of the asked terms at all."""
     text_terms = set(terms(text))
     near = not asked or any(t in text_terms for t in asked)
-    if answer_type(analysis) == AnswerType.QUANTITY:
+    kind = answer_type(analysis)
+    if kind == AnswerType.QUANTITY:
         return near and bool(quantities(text) or _WORD_NUMBER.search(text))
+    if kind == AnswerType.ENTITY and not near:
+        # "Which tools does S2ORC use to extract text?" is answered by "We then use GROBID to process
+        # each PDF": a name the question lacks, with the question's other terms, not the word "tools".
+        question_words = {w.casefold() for w in re.findall(r"[\w-]+", analysis.query)}
+        new_name = any(name.casefold() not in question_words for name in _NAME.findall(text) + _ACRONYM.findall(text))
+        key = {t for k in analysis.key_terms for t in terms(k)}
+        return new_name and bool(key & text_terms)
     return near
 
 
@@ -524,7 +560,9 @@ def _type_match(text: str, analysis: QuestionAnalysis, question_terms: set[str])
         names = {_stem(n.lower()) for n in _NAME.findall(text)}
         return 1.0 if names - question_terms else 0.0
     if kind == AnswerType.DEFINITION:
-        return 1.0 if _DEFINES.search(text) else 0.0
+        if _defines_term(text, analysis.key_terms):
+            return 1.0
+        return 0.5 if _DEFINES.search(text) else 0.0
     if kind == AnswerType.MECHANISM:
         return 0.6 if _EXPLAINS.search(text) else 0.0
     if kind == AnswerType.YES_NO:
@@ -546,6 +584,30 @@ def term_weights(candidates: Sequence[Sentence], question_terms: Sequence[str]) 
 CheapScores = list[tuple[float, float, float, bool]]
 
 
+def first_mentions(candidates: Sequence[Sentence], asked: Sequence[str]) -> list[bool]:
+    """Per candidate, whether it holds the first mention in its passage of one of the *asked*
+    terms (stemmed, see `terms`): a paper introduces and defines a thing where it first names it
+    ("We allow the user to specify an optional Combiner function that does partial merging ..."),
+    and later sentences only use it. A window holds what its first sentence holds."""
+    first: dict[tuple[int, str], tuple[int, int]] = {}
+    for candidate in candidates:
+        if candidate.parts != 1:
+            continue
+        where = (candidate.block, candidate.position)
+        for term in set(terms(candidate.text)) & set(asked):
+            key = (candidate.n, term)
+            if key not in first or where < first[key]:
+                first[key] = where
+    out = []
+    for candidate in candidates:
+        where = (candidate.block, candidate.position)
+        out.append(
+            any(first.get((candidate.n, term)) == where for term in asked)
+            and any(term in terms(candidate.text) for term in asked)
+        )
+    return out
+
+
 def cheap_scores(candidates: Sequence[Sentence], analysis: QuestionAnalysis) -> CheapScores:
     """Per candidate, without embeddings: `(lexical, type_match, novelty, states)`; lexical and
     novelty in [0, 1] (see `score_candidates`)."""
@@ -558,13 +620,17 @@ def cheap_scores(candidates: Sequence[Sentence], analysis: QuestionAnalysis) -> 
     # The asked terms without the papers' own names (which key terms leave out): "How does GFS use
     # leases?" asks about leases, and every GFS sentence names GFS.
     asked = [t for t in asked_terms(analysis.query) if t in qset] or asked_terms(analysis.query)
+    introduces = first_mentions(candidates, asked)
     out = []
-    for candidate in candidates:
+    for candidate, intro in zip(candidates, introduces, strict=True):
         own = terms(candidate.text)
         present = set(terms(candidate.matchable))
         lexical = sum(w for t, w in weights.items() if t in present) / mass
         novelty = sum(t not in qset for t in own) / len(own) if own else 0.0
         type_match = _type_match(candidate.text, analysis, qset)
+        if intro and answer_type(analysis) != AnswerType.QUANTITY:
+            # Where a passage first names the asked thing it says what it is or does.
+            type_match = max(type_match, 0.0) + INTRO_BONUS
         out.append((lexical, type_match, novelty, states_fact(candidate.matchable, analysis, asked)))
     return out
 
@@ -659,17 +725,25 @@ def choose_evidence(scored: Sequence[Scored], analysis: QuestionAnalysis) -> lis
         (pid for pid, items in by_paper.items() if items[0].score >= RELATIVE_BAR * best),
         key=lambda pid: (-by_paper[pid][0].states, -by_paper[pid][0].score),
     )
-    papers = named if named and not analysis.comparison else list(dict.fromkeys([*named, *over_bar]))
+    if named and not analysis.comparison:
+        # A name two papers share ("Paxos") names both: quote those whose evidence is close to the best.
+        best_named = max(by_paper[pid][0].score for pid in named)
+        papers = [pid for pid in named if by_paper[pid][0].score >= RELATIVE_BAR * best_named]
+        papers.sort(key=lambda pid: (-by_paper[pid][0].states, -by_paper[pid][0].score))
+    else:
+        papers = list(dict.fromkeys([*named, *over_bar]))
     chosen: list[Scored] = []
     for rank, pid in enumerate(papers):
         first = by_paper[pid][0]
-        chosen.append(first)
-        if rank == 0:
-            for other in by_paper[pid][1:]:
-                close = other.score >= SECOND_QUOTE_BAR * first.score and other.states >= first.states
-                if close and not _overlaps(other.candidate, first.candidate):
-                    chosen.append(other)
-                    break
+        picked = [first]
+        limit = MAX_QUOTES_FIRST if rank == 0 else MAX_QUOTES_OTHER
+        for other in by_paper[pid][1:]:
+            if len(picked) >= limit:
+                break
+            close = other.score >= SECOND_QUOTE_BAR * first.score and other.states >= first.states
+            if close and not any(_overlaps(other.candidate, p.candidate) for p in picked):
+                picked.append(other)
+        chosen.extend(picked)
     return chosen
 
 
@@ -712,10 +786,13 @@ def missing_names(analysis: QuestionAnalysis, texts: Sequence[str], titles: Sequ
     # Question analysis leaves the names of the papers a question names ("Raft", "Ongaro") out of its
     # key terms: such a name says which paper to read, not a thing the passages must name.
     key = {t for k in analysis.key_terms for t in terms(k)}
+    haystack_terms = set(terms(haystack))
     return [
         name
         for name in _named_things(analysis.query)
         if name.casefold() not in haystack
+        and name.casefold().removesuffix("s") not in haystack
+        and not (terms(name) and set(terms(name)) <= haystack_terms)  # "PDFs" where passages say "PDF"
         and name.casefold() not in acronyms
         and (not key or any(t in key for t in terms(name)))
     ]

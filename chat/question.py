@@ -161,7 +161,7 @@ _LIGHT_VERBS = frozenset(
 )
 # Words that say something about papers, not about their content.
 _PAPER_WORDS = frozenset(
-    "paper papers article articles author authors work study studies publication according one ones "
+    "paper papers article articles author authors work publication according one ones "
     "former latter first second third fourth fifth last compare compared comparison differ differs "
     "difference differences versus vs respectively each et al".split()
 )
@@ -327,7 +327,8 @@ def _patterns(paper: PaperRef) -> list[re.Pattern[str]]:
 
 def mentions(text: str, papers: Sequence[PaperRef]) -> list[Mention]:
     """Every place *text* names one of *papers*, in text order, without overlaps (the longer
-    mention wins: "The Google File System" over "Google")."""
+    mention wins: "The Google File System" over "Google"); a name several papers share gives a
+    mention of each at the same place."""
     found: list[Mention] = []
     for paper in papers:
         for pattern in _patterns(paper):
@@ -335,10 +336,16 @@ def mentions(text: str, papers: Sequence[PaperRef]) -> list[Mention]:
     found.sort(key=lambda m: (m.start, -(m.end - m.start)))
     kept: list[Mention] = []
     for mention in found:
-        if kept and mention.start < kept[-1].end:
+        same_span = kept and (mention.start, mention.end) == (kept[-1].start, kept[-1].end)
+        if kept and mention.start < kept[-1].end and not same_span:
             continue
-        kept.append(mention)
+        kept.append(mention)  # a name two papers share ("Paxos") names both
     return kept
+
+
+def _times_named(text: str, papers: Sequence[PaperRef]) -> int:
+    """How many separate names of papers *text* holds: "Paxos", shared by two papers, is one."""
+    return len({(mention.start, mention.end) for mention in mentions(text, papers)})
 
 
 def named_papers(text: str, papers: Sequence[PaperRef]) -> tuple[int, ...]:
@@ -366,16 +373,21 @@ _BROAD = re.compile(
 )
 
 
-def is_broad(text: str) -> bool:
-    """Whether *text* asks across the project's papers rather than about named ones."""
-    return bool(_BROAD.search(text))
+def is_broad(text: str, *, names_a_paper: bool = False) -> bool:
+    """Whether *text* asks across the project's papers rather than about named ones. When it names
+    a paper, "which tools ...", "what algorithms ..." ask about things inside that paper, not
+    across papers ("Which tools does S2ORC use ...?")."""
+    return any(
+        not (names_a_paper and match.group(0).split()[0].casefold() in ("which", "what"))
+        for match in _BROAD.finditer(text)
+    )
 
 
 def is_comparison(text: str, *, named: int) -> bool:
     """Whether *text* compares or relates papers, or asks across them: it names two or more
     papers (*named*), or asks broadly (`is_broad`). A comparison word alone ("How does Raft compare
     with Paxos?", "which keys differ") compares things inside one paper, not papers."""
-    return named >= 2 or is_broad(text)
+    return named >= 2 or is_broad(text, names_a_paper=named > 0)
 
 
 # --- follow-ups -----------------------------------------------------------------------------------
@@ -403,6 +415,22 @@ _CLAUSE_IT = re.compile(
     r"\bit\b(?=\s+(?:is|was|has|can|cannot|will|would|does|did|becomes|became|fails|failed|crashes|"
     r"crashed|restarts|loses|lost|goes|went|gets|got|runs|stops|starts|receives|sends|needs|uses)\b)",
     re.IGNORECASE,
+)
+_GENERIC_OWNER = re.compile(r"\b(?:a|an|each|every|any)\s+[\w-]+", re.IGNORECASE)
+
+
+def _paper_its(text: str) -> re.Match[str] | None:
+    """The "its" of *text* that refers back to a paper ("How many people took part in its lab
+    study?"), None when there is none or a thing of the question's own comes first to own it ("How
+    does a system keep its state?")."""
+    its = re.search(r"\bits\b", text, re.IGNORECASE)
+    return its if its is not None and not _GENERIC_OWNER.search(text[: its.start()]) else None
+
+
+# "an ephemeral one", "the persistent ones": a kind of the thing the previous question was about.
+_ADJECTIVE_ONE = re.compile(
+    r"\b(?P<det>a|an|the)\s+(?P<adj>(?!(?:other|same|first|second|third|fourth|fifth|last|former|latter)\b)"
+    r"[a-z][\w-]*)\s+one(?P<plural>s?)\b"
 )
 _DO_IT = re.compile(r"\b(?:do|does|did)\s+(?:it|that|this|so|the same)(?=\s*[?.!]*\s*$)", re.IGNORECASE)
 _TOPIC_PRONOUN = re.compile(
@@ -547,6 +575,11 @@ def _resolve_references(
             text = _in_papers(text, others, papers)
         referred.extend([last, *others])
         subject_it = True
+    its = _paper_its(text)
+    if not referred and not named_papers(question, papers) and previous.focus and its is not None:
+        text = text[: its.start()] + f"{_names(previous.focus, papers)}'s" + text[its.end() :]
+        referred.extend(previous.focus)
+        subject_it = True
     return text, referred, subject_it, group
 
 
@@ -570,6 +603,7 @@ def _looks_like_follow_up(question: str, papers: Sequence[PaperRef]) -> bool:
         or _DO_IT.search(question)
         or _TOPIC_PRONOUN.search(question)
         or ((_SUBJECT_IT.search(question) or _CLAUSE_IT.search(question)) and not named)
+        or ((_ADJECTIVE_ONE.search(question) or _paper_its(question)) and not named)
         or (not named and not content_terms(question, papers))
     )
 
@@ -578,7 +612,10 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
     """*question* resolved against *history* (answered turns, oldest first)."""
     named = named_papers(question, papers)
     standalone = _Resolved(
-        query=question.strip(), focus=named, pool=named, comparison=is_comparison(question, named=len(named))
+        query=question.strip(),
+        focus=named,
+        pool=named,
+        comparison=is_comparison(question, named=_times_named(question, papers)),
     )
     previous_question = next((t for t in reversed(history) if t.role == "user"), None)
     if previous_question is None or depth >= 3 or not _looks_like_follow_up(question, papers):
@@ -598,6 +635,9 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
     new_papers = tuple(dict.fromkeys((*named_papers(text, papers), *referred)))
     own_terms = content_terms(_TOPIC_PRONOUN.sub(" ", _DO_IT.sub(" ", text)), papers)
     noun_phrase, verb_phrase = _topic(previous.query, papers)
+    if noun_phrase and not new_papers:
+        head = noun_phrase.split()[-1]
+        text = _ADJECTIVE_ONE.sub(lambda m: f"{m['det']} {m['adj']} {head}{m['plural']}", text)
 
     if not own_terms:  # "And Bigtable?", "What about the other one?", "Why?": the previous question again
         query = _swap_papers(previous.query, new_papers, papers) if new_papers else previous.query
@@ -613,7 +653,7 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
     if not focus and previous.focus and not subject_it:
         focus = previous.focus
         query = _in_papers(query, focus, papers)
-    comparison = group or is_comparison(query, named=len(focus))
+    comparison = group or is_comparison(query, named=max(_times_named(query, papers), len(referred)))
     return _Resolved(query=query, focus=focus, pool=previous.pool, comparison=comparison)
 
 
@@ -637,8 +677,8 @@ def analyse_question(question: str, *, history: Sequence[Turn], papers: Sequence
         query=resolved.query,
         answer_type=classify_answer_type(resolved.query),
         named_paper_ids=focus,
-        comparison=resolved.comparison or is_broad(resolved.query),
-        broad=is_broad(resolved.query),
+        comparison=resolved.comparison or is_broad(resolved.query, names_a_paper=bool(resolved.focus)),
+        broad=is_broad(resolved.query, names_a_paper=bool(resolved.focus)),
         rewritten=rewritten,
         key_terms=content_terms(resolved.query, papers),
     )

@@ -610,7 +610,8 @@ def retrieve_passages(
 
     *question* is the standalone query (a follow-up already resolved). *focus* says which papers
     the question names and whether it compares: named papers are searched alone unless it
-    compares one of them with the rest, and `select_passages` gives them their slots.
+    compares one of them with the rest, and `select_passages` gives them their slots; searched
+    alone, they share the top-k budget (at most twice *per_paper* each).
 
     Only papers `ready` for the configured embedding model, and admitted by *filters*, are
     searched; both legs are restricted to them before ranking. Settings give the defaults:
@@ -639,6 +640,9 @@ def retrieve_passages(
     named = {pid for pid in focus.paper_ids if pid in searched} if focus is not None else set()
     if named and not (focus is not None and focus.broad):
         ranked = named  # "According to the ZooKeeper paper, ...", "How do GFS and Bigtable ...?"
+        # The budget the other papers would have had goes to the named ones (up to twice the cap):
+        # the passage holding the fact is often not among a paper's best five by similarity.
+        per_paper = max(per_paper, min(top_k // len(named), 2 * per_paper))
     limit = min(max(top_k * 4, per_paper * len(ranked) * 2), MAX_CANDIDATES)
     query = None if mode == "lexical" else embed_query(question)
     hits, ran = rank_hits(

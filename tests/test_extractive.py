@@ -385,3 +385,95 @@ def test_a_second_quote_from_the_same_paper_must_also_state_the_fact():
     assert answer.text.count("“") == 1
     assert "we use a fanout of three" in answer.text
     assert answer.status == Status.ANSWERED
+
+
+# --- first mentions, definitions, entities, more quotes -------------------------------------------
+
+
+def test_the_sentence_that_first_names_the_asked_thing_beats_later_uses_of_it():
+    refs = [
+        reference(
+            1,
+            1,
+            "Users often have a map function that produces many repeated keys. "
+            "We allow the user to specify an optional Combiner function that does partial merging of this data. "
+            "The only difference between a reduce function and a combiner function is how the library handles "
+            "the output of the function. "
+            "The output of a combiner function is written to an intermediate file.",
+            title="MapReduce",
+        )
+    ]
+    analysis = analysis_for("What does the Combiner function do?")
+    candidates = candidate_sentences(refs)
+    candidates += candidate_windows(candidates)
+    # The later sentences echo the question more closely; the first mention still wins.
+    cosines = np.array([0.6 if "only difference" in c.text else 0.5 for c in candidates])
+    answer = compose_answer(score_candidates(candidates, analysis, cosines), analysis)
+    first_quote = answer.sentences[0].text
+    assert "partial merging" in first_quote
+
+
+def test_a_definition_question_prefers_the_sentence_defining_the_term():
+    refs = [
+        reference(
+            1,
+            1,
+            "More specifically, Zab guarantees that changes broadcast by a leader are delivered in the order "
+            "they were sent. The leader executes the request and broadcasts the change through Zab [ref 24], "
+            "an atomic broadcast protocol.",
+            title="ZooKeeper",
+        )
+    ]
+    answer = scored_answer(refs, "What is Zab?")
+    assert "atomic broadcast protocol" in answer.sentences[0].text
+
+
+def test_an_entity_question_is_answered_by_a_name_without_the_category_word():
+    refs = [
+        reference(
+            1,
+            1,
+            "We use SCIENCEPARSE to extract title and authors from each PDF. We then use GROBID to process each PDF "
+            "and its citations.",
+            title="S2ORC",
+        )
+    ]
+    answer = scored_answer(refs, "Which tools does S2ORC use to extract text and metadata from PDFs?")
+    assert answer.status == Status.ANSWERED
+    assert "GROBID" in answer.text or "SCIENCEPARSE" in answer.text
+
+
+def test_the_best_paper_may_give_up_to_three_quotes_that_do_not_overlap():
+    refs = [
+        reference(
+            1,
+            1,
+            "A leader is elected when a candidate wins an election with votes from a majority. "
+            "A server that times out starts an election when it hears from no leader for a term. "
+            "The leader of an election sends periodic heartbeats when it has won, to keep its authority. "
+            "Followers vote when asked for at most one leader candidate per term in an election.",
+        )
+    ]
+    answer = scored_answer(
+        refs,
+        "How is a leader elected in an election?",
+        dense=lambda c: [0.45 if s.text.startswith("A leader is") else 0.8 for s in c],
+    )
+    quotes = [s for s in answer.sentences if s.citations]
+    assert 2 <= len(quotes) <= 3
+    assert len({q.text for q in quotes}) == len(quotes)
+
+
+def test_a_name_two_papers_share_quotes_only_the_one_with_close_evidence():
+    refs = [
+        reference(1, 1, "A distinguished learner informs the other learners when a value has been chosen.", "Simple"),
+        reference(2, 2, "We thank the reviewers of this draft for their comments on the text.", "Complex"),
+    ]
+    answer = scored_answer(
+        refs,
+        "Why would acceptors send their acceptances to a distinguished learner?",
+        named_paper_ids=(1, 2),
+        dense=lambda c: [0.8 if "learner" in s.text else 0.1 for s in c],
+    )
+    assert "[1]" in answer.text
+    assert "[2]" not in answer.text

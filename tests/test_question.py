@@ -332,3 +332,20 @@ def test_the_two_papers_of_a_two_paper_project_are_both_needed():
     assert analysis.comparison is True
     # In a larger project "the two papers" names none of them.
     assert analyse("Compare the sample sizes of the two papers").named_paper_ids == ()
+
+
+def test_its_refers_back_to_the_previous_paper_unless_the_question_owns_it():
+    analysis = analyse_in([S2ORC, GFS], "For how many of its papers is full text available?", ("What is S2ORC?", (7,)))
+    assert analysis.query == "For how many of S2ORC's papers is full text available?"
+    assert analysis.named_paper_ids == (7,)
+    own = analyse_in([S2ORC, GFS], "How does a system keep its state?", ("What is S2ORC?", (7,)))
+    assert (own.rewritten, own.named_paper_ids) == (False, ())
+
+
+def test_an_adjective_one_is_a_kind_of_the_previous_topic():
+    analysis = analyse(
+        "What happens to an ephemeral one when its session ends?", ("What is a znode in ZooKeeper?", (3,))
+    )
+    assert analysis.query == "What happens to an ephemeral znode when its session ends in ZooKeeper?"
+    assert analysis.named_paper_ids == (3,)
+    assert analyse("Is the second one faster?", ("How do GFS and Bigtable store data?", (4, 5))).named_paper_ids == (5,)
