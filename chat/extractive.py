@@ -58,7 +58,7 @@ MAX_QUOTES_FIRST = 3
 MAX_QUOTES_OTHER = 2
 # At most this many sentences are embedded per question: the rest are ranked out by the cheap
 # scores first (embedding was 3 s of a 3.2 s answer when every candidate was embedded).
-MAX_EMBEDDED = 20
+MAX_EMBEDDED = 30
 # Score weights; dense and lexical are both in [0, 1] here. Chosen on the GFS/Raft/Chubby questions
 # of benchmarks/questions.json (non-held-out items) so that the sentence holding the fact beats the
 # one restating the question.
@@ -548,7 +548,7 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
         question_words = {w.casefold() for w in re.findall(r"[\w-]+", analysis.query)}
         new_name = any(name.casefold() not in question_words for name in _NAME.findall(text) + _ACRONYM.findall(text))
         key = {t for k in analysis.key_terms for t in terms(k)}
-        return new_name and bool(key & text_terms)
+        return new_name and len(key & text_terms) >= min(2, len(key))
     return near
 
 
@@ -668,11 +668,17 @@ def embed_candidates(
     cheap: CheapScores | None = None,
 ) -> np.ndarray:
     """Cosine similarity of each candidate to the question. Only the sentences of the best
-    `MAX_EMBEDDED` candidates by the cheap scores (*cheap*, computed when not given) are embedded
-    (others score 0); a window's vector is the normalised sum of its two sentences' vectors, so
+    `MAX_EMBEDDED` candidates by the cheap scores (*cheap*, computed when not given) are embedded,
+    the papers taking turns (others score 0); a window's vector is the normalised sum of its two sentences' vectors, so
     windows cost no extra embedding."""
     cheap = cheap_scores(candidates, analysis) if cheap is None else cheap
-    order = sorted(range(len(candidates)), key=lambda i: -(W_LEXICAL * cheap[i][0] + W_TYPE * cheap[i][1]))
+    ranked = sorted(range(len(candidates)), key=lambda i: -(W_LEXICAL * cheap[i][0] + W_TYPE * cheap[i][1]))
+    # Papers take turns (best cheap score first), so a comparison's second paper has its best
+    # sentences embedded too, not only the leading paper's.
+    queues: dict[int, list[int]] = {}
+    for i in ranked:
+        queues.setdefault(candidates[i].paper_id, []).append(i)
+    order = [i for turn in itertools.zip_longest(*queues.values()) for i in turn if i is not None]
     wanted: dict[str, None] = {}
     parts_of: dict[int, list[str]] = {}
     sentence_texts = {(c.n, c.block, c.position): c.text for c in candidates if c.parts == 1}
