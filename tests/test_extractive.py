@@ -477,3 +477,18 @@ def test_a_name_two_papers_share_quotes_only_the_one_with_close_evidence():
     )
     assert "[1]" in answer.text
     assert "[2]" not in answer.text
+
+
+def test_comparing_the_two_papers_of_a_two_paper_project_with_evidence_from_one_is_partly_answered():
+    from chat.question import PaperRef, analyse_question
+
+    papers = [
+        PaperRef(1, "Paper Plain: Making Medical Research Papers Approachable", "Tal August"),
+        PaperRef(2, "CiteSee: Augmenting Citations in Scientific Papers", "Joseph Chang"),
+    ]
+    analysis = analyse_question("Compare the sample sizes of the two papers", history=[], papers=papers)
+    refs = [reference(1, 1, "We ran a usability study with 24 participants reading two papers.", title="Paper Plain")]
+    candidates = candidate_sentences(refs)
+    answer = compose_answer(score_candidates(candidates, analysis, np.full(len(candidates), 0.6)), analysis)
+    assert "24 participants" in answer.text
+    assert answer.status == Status.PARTLY_ANSWERED

@@ -151,3 +151,17 @@ def test_an_exact_match_as_strong_as_the_best_passes_the_bar_despite_its_cosine(
         ranked, min_relevance=0.3, min_lexical_coverage=0.6, top_k=10, per_paper=5, focus=Focus(), relative_bar=0.9
     )
     assert {hit.paper_id for hit in chosen} == {1, 2}
+
+
+@pytest.mark.django_db
+def test_a_paper_searched_alone_gets_the_budget_the_others_would_have_had(project, settings):
+    settings.PROJECT_CHAT_TOP_K, settings.PROJECT_CHAT_MAX_CHUNKS_PER_PAPER = 15, 3
+    pages = [
+        f"Replica placement, part {n}. Chunk replicas are spread across racks for reliability {n}." for n in range(8)
+    ]
+    (gfs,) = project({"GFS": pages})
+    question = "How are chunk replicas placed across racks?"
+    alone = retrieve_passages(papers=[gfs], question=question, focus=Focus())
+    named = retrieve_passages(papers=[gfs], question=question, focus=Focus(paper_ids=(gfs.pk,)))
+    assert len(alone.references) == 3
+    assert len(named.references) == 6  # twice the per-paper cap, within the top-k budget
