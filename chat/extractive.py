@@ -514,6 +514,53 @@ _EXPLAINS = re.compile(r"\b(?:by|because|so that|when|using|through|which|in ord
 _POLAR = re.compile(r"\b(?:not|no|never|only|always|cannot|must|does|do|is|are)\b", re.I)
 
 
+# What a quantity question measures, from its wording, checked in this order ("How many seconds"
+# asks for a time, not a count): measure -> (pattern, canonical units that fit it).
+_MEASURE_WORDS: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
+    (
+        "time",
+        re.compile(
+            r"\b(?:how long|how often|how quickly|how fast|latency|latencies|timeouts?|delays?|durations?|"
+            r"intervals?|periods?|seconds|milliseconds|minutes|hours)\b",
+            re.IGNORECASE,
+        ),
+        frozenset({"ms", "s", "us", "ns", "min", "h", "day"}),
+    ),
+    (
+        "bytes",
+        # "sample size" counts people; "how large" may ask for a count ("How large was the study?").
+        re.compile(r"\b(?<!sample )(?:sizes?|capacity|memory|disk space)\b", re.IGNORECASE),
+        frozenset({"b", "kb", "mb", "gb", "tb", "pb"}),
+    ),
+    (
+        "power",
+        re.compile(r"\b(?:energy|power|electricity|watts?)\b", re.IGNORECASE),
+        frozenset({"w", "kw"}),
+    ),
+    ("count", re.compile(r"\b(?:how many|number of|count of)\b", re.IGNORECASE), frozenset({""})),
+)
+
+
+def asked_measure(question: str) -> str:
+    """What quantity *question* asks for: "time", "bytes", "power", "count" or "" (no telling:
+    a score, a cost, a fanout)."""
+    return next((name for name, pattern, _ in _MEASURE_WORDS if pattern.search(question)), "")
+
+
+def quantity_fit(text: str, measure: str) -> float:
+    """How well the numbers of *text* fit a question asking for *measure* (`asked_measure`): 1.0
+    for a number in a fitting unit (a count has none: "three replicas", "(N=10)"), 0.5 for a
+    number in words where a count or any number will do, 0.2 for numbers in other units only ("1MB"
+    for "the maximum number of znodes"), 0.0 for none."""
+    found = quantities(text)
+    units = next((fits for name, _, fits in _MEASURE_WORDS if name == measure), None)
+    if found and (units is None or any(q.unit in units for q in found)):
+        return 1.0
+    if _WORD_NUMBER.search(text) and measure in ("", "count"):
+        return 0.5
+    return 0.2 if found else 0.0
+
+
 @lru_cache(maxsize=4096)
 def _definition_pattern(words: tuple[str, ...]) -> re.Pattern[str] | None:
     if not words:
@@ -541,7 +588,7 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
     near = not asked or any(t in text_terms for t in asked)
     kind = answer_type(analysis)
     if kind == AnswerType.QUANTITY:
-        return near and bool(quantities(text) or _WORD_NUMBER.search(text))
+        return near and quantity_fit(text, asked_measure(analysis.query)) >= 0.5
     if kind == AnswerType.ENTITY and not near:
         # "Which tools does S2ORC use to extract text?" is answered by "We then use GROBID to process
         # each PDF": a name the question lacks, with the question's other terms, not the word "tools".
@@ -555,7 +602,7 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
 def _type_match(text: str, analysis: QuestionAnalysis, question_terms: set[str]) -> float:
     kind = answer_type(analysis)
     if kind == AnswerType.QUANTITY:
-        return 1.0 if quantities(text) else 0.5 if _WORD_NUMBER.search(text) else 0.0
+        return quantity_fit(text, asked_measure(analysis.query))
     if kind == AnswerType.ENTITY:
         names = {_stem(n.lower()) for n in _NAME.findall(text)}
         return 1.0 if names - question_terms else 0.0

@@ -10,12 +10,14 @@ from chat.extractive import (
     Quantity,
     Status,
     analysis_for,
+    asked_measure,
     asked_terms,
     candidate_sentences,
     candidate_windows,
     compose_answer,
     normalise_numbers,
     quantities,
+    quantity_fit,
     score_candidates,
 )
 from chat.prompts import REFUSAL
@@ -492,3 +494,31 @@ def test_comparing_the_two_papers_of_a_two_paper_project_with_evidence_from_one_
     answer = compose_answer(score_candidates(candidates, analysis, np.full(len(candidates), 0.6)), analysis)
     assert "24 participants" in answer.text
     assert answer.status == Status.PARTLY_ANSWERED
+
+
+@pytest.mark.parametrize(
+    ("question", "measure"),
+    [
+        ("How many seconds does Dynamo take to rebuild a Merkle tree?", "time"),
+        ("What range of election timeouts does Raft use?", "time"),
+        ("What chunk size does GFS use?", "bytes"),
+        ("How much energy does a GFS chunkserver use?", "power"),
+        ("How many replicas of each chunk does GFS store?", "count"),
+        ("Compare the sample sizes of the two papers", ""),
+        ("What F1 score does Marlin reach?", ""),
+    ],
+)
+def test_a_quantity_question_says_what_it_measures(question, measure):
+    assert asked_measure(question) == measure
+
+
+def test_a_number_in_the_wrong_unit_does_not_answer_a_quantity_question():
+    assert quantity_fit("By default, we store three replicas.", "count") == 0.5
+    assert quantity_fit("Each participant (N=10) read four papers.", "count") == 1.0
+    assert quantity_fit("Each znode stores a maximum of 1MB of data.", "count") == 0.2
+    assert quantity_fit("A chunk handle is a 64 bit number.", "bytes") == 0.2
+    assert quantity_fit("We chose 64MB.", "bytes") == 1.0
+    refs = [reference(1, 1, "Each znode in the tree stores a maximum of 1MB of data by default.", title="ZooKeeper")]
+    answer = scored_answer(refs, "What is the maximum number of znodes a ZooKeeper ensemble can store?")
+    assert answer.status == Status.NOT_STATED
+    assert "Related passages" in answer.text
