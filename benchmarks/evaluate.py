@@ -47,8 +47,10 @@ An answer's status is its `status` attribute ("answered" | "partly_answered" | "
 
 Prints the tables (targets from issue 9 beside each figure) and writes
 `benchmarks/results/evaluation.md` and `.json`. `--split tune|holdout|all` limits the questions,
-`--modes hybrid` (comma-separated) the retrieval modes. The metadata extraction accuracy
-(`benchmarks.metadata`) is reported after them; `--metadata` reports only that (no index needed).
+`--modes hybrid` (comma-separated) the retrieval modes, `--kinds fact,named` the question kinds
+(a quick run). `python -m benchmarks.diagnose` lists, per failing tune question, what was
+retrieved and quoted. The metadata extraction accuracy (`benchmarks.metadata`) is reported
+after them; `--metadata` reports only that (no index needed).
 """
 
 from __future__ import annotations
@@ -199,6 +201,16 @@ def load_questions(path: Path = QUESTIONS_FILE) -> list[Question]:
 def select_split(questions: Sequence[Question], split: str) -> list[Question]:
     """The questions of *split* ("tune", "holdout", or "all")."""
     return [q for q in questions if split == "all" or q.split == split]
+
+
+def select_kinds(questions: Sequence[Question], kinds: Iterable[str]) -> list[Question]:
+    """The questions of the given *kinds* (all of them when *kinds* is empty), for a quick run
+    over part of the set. Raises ValueError on a kind no question has."""
+    wanted = set(kinds)
+    unknown = wanted - {q.kind for q in questions}
+    if unknown:
+        raise ValueError(f"no question of kind {sorted(unknown)}")
+    return [q for q in questions if not wanted or q.kind in wanted]
 
 
 # --- pure text and answer metrics -----------------------------------------------------------------
@@ -730,6 +742,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--metadata", action="store_true", help="only the metadata extraction accuracy (benchmarks.metadata)"
     )
+    parser.add_argument(
+        "--kinds", default="", help="comma-separated question kinds, for a quick run (default every kind)"
+    )
     args = parser.parse_args(argv)
     if args.metadata:
         metadata_benchmark.main([])
@@ -739,6 +754,10 @@ def main(argv: list[str] | None = None) -> None:
     if unknown or not modes:
         parser.error(f"unknown mode(s) {unknown}; choose from {list(MODES)}")
     questions = select_split(load_questions(), args.split)
+    try:
+        questions = select_kinds(questions, [kind.strip() for kind in args.kinds.split(",") if kind.strip()])
+    except ValueError as error:
+        parser.error(str(error))
     if not PAPERS_DIR.is_dir():
         parser.error(
             f"the evaluation corpus is not at {PAPERS_DIR}: set PAPERS_DIR to the folder of papers the "

@@ -26,6 +26,7 @@ from benchmarks.evaluate import (
     quoted_evidence,
     read_turn,
     score,
+    select_kinds,
     select_split,
     summarise,
     unneeded_references,
@@ -224,6 +225,15 @@ def test_question_set_has_the_kinds_the_issue_asks_for():
         / len([q for q in questions if q.kind not in {"fact", "exact", "paraphrase", "cross", "offtopic"}])
         <= 0.45
     )
+
+
+def test_a_quick_run_keeps_the_kinds_asked_for_and_refuses_an_unknown_one():
+    questions = load_questions()
+    quick = select_kinds(questions, ["named", "table"])
+    assert quick and {q.kind for q in quick} == {"named", "table"}
+    assert select_kinds(questions, []) == questions
+    with pytest.raises(ValueError, match="no question of kind"):
+        select_kinds(questions, ["nonsense"])
 
 
 def test_question_set_rejects_an_unknown_split_and_a_missing_fact(tmp_path):
