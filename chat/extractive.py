@@ -528,9 +528,14 @@ _MEASURE_WORDS: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
     ),
     (
         "bytes",
-        # "sample size" counts people; "how large" may ask for a count ("How large was the study?").
-        re.compile(r"\b(?<!sample )(?:sizes?|capacity|memory|disk space)\b", re.IGNORECASE),
+        re.compile(r"\b(?:capacity|memory|disk space|how many bytes)\b", re.IGNORECASE),
         frozenset({"b", "kb", "mb", "gb", "tb", "pb"}),
+    ),
+    (
+        # A size may be in bytes ("chunk size") or a count ("quorum size", "sample size").
+        "size",
+        re.compile(r"\bsizes?\b", re.IGNORECASE),
+        frozenset({"b", "kb", "mb", "gb", "tb", "pb", ""}),
     ),
     (
         "power",
@@ -542,8 +547,8 @@ _MEASURE_WORDS: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
 
 
 def asked_measure(question: str) -> str:
-    """What quantity *question* asks for: "time", "bytes", "power", "count" or "" (no telling:
-    a score, a cost, a fanout)."""
+    """What quantity *question* asks for: "time", "bytes", "size" (bytes or a count), "power",
+    "count" or "" (no telling: a score, a cost, a fanout)."""
     return next((name for name, pattern, _ in _MEASURE_WORDS if pattern.search(question)), "")
 
 

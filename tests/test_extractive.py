@@ -501,10 +501,11 @@ def test_comparing_the_two_papers_of_a_two_paper_project_with_evidence_from_one_
     [
         ("How many seconds does Dynamo take to rebuild a Merkle tree?", "time"),
         ("What range of election timeouts does Raft use?", "time"),
-        ("What chunk size does GFS use?", "bytes"),
+        ("What chunk size does GFS use?", "size"),
+        ("How much memory does the master need?", "bytes"),
         ("How much energy does a GFS chunkserver use?", "power"),
         ("How many replicas of each chunk does GFS store?", "count"),
-        ("Compare the sample sizes of the two papers", ""),
+        ("Compare the sample sizes of the two papers", "size"),
         ("What F1 score does Marlin reach?", ""),
     ],
 )
@@ -516,8 +517,9 @@ def test_a_number_in_the_wrong_unit_does_not_answer_a_quantity_question():
     assert quantity_fit("By default, we store three replicas.", "count") == 0.5
     assert quantity_fit("Each participant (N=10) read four papers.", "count") == 1.0
     assert quantity_fit("Each znode stores a maximum of 1MB of data.", "count") == 0.2
-    assert quantity_fit("A chunk handle is a 64 bit number.", "bytes") == 0.2
-    assert quantity_fit("We chose 64MB.", "bytes") == 1.0
+    assert quantity_fit("The master takes 2 seconds.", "bytes") == 0.2
+    assert quantity_fit("We chose 64MB.", "size") == 1.0
+    assert quantity_fit("The quorum size for n = 7 is 4.", "size") == 1.0
     refs = [reference(1, 1, "Each znode in the tree stores a maximum of 1MB of data by default.", title="ZooKeeper")]
     answer = scored_answer(refs, "What is the maximum number of znodes a ZooKeeper ensemble can store?")
     assert answer.status == Status.NOT_STATED
