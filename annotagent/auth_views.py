@@ -9,6 +9,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
+from projects.services import ensure_default_project
+
 
 @require_http_methods(["GET", "POST"])
 def signup(request: HttpRequest) -> HttpResponse:
@@ -17,6 +19,7 @@ def signup(request: HttpRequest) -> HttpResponse:
     form: UserCreationForm[User] = UserCreationForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         user = form.save()
+        ensure_default_project(user)
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         return redirect("projects:list")
     return render(request, "registration/signup.html", {"form": form})

@@ -28,3 +28,10 @@ class ServiceUnavailableError(AnnotagentError):
 
     code = "service_unavailable"
     status = HTTPStatus.SERVICE_UNAVAILABLE
+
+
+class ForbiddenError(AnnotagentError):
+    """You may see this, but your role does not allow this action."""
+
+    code = "forbidden"
+    status = HTTPStatus.FORBIDDEN

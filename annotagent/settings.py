@@ -78,6 +78,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
+    "annotagent.middleware.ForbiddenErrorMiddleware",
 ]
 
 ROOT_URLCONF = "annotagent.urls"
@@ -311,6 +312,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Two choice sets share the field name "role": a member's role in a project and a chat turn's.
+    "ENUM_NAME_OVERRIDES": {"ProjectRoleEnum": "projects.models.Role", "ChatRoleEnum": "chat.models.ChatMessage.Role"},
 }
 
 CONTENT_SECURITY_POLICY = {

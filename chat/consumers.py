@@ -22,6 +22,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer, AsyncWebsocke
 from django.conf import settings
 from django.http import Http404
 
+from annotagent.errors import ForbiddenError
 from annotagent.ratelimit import FrameBudget, RateLimitedError, check_user_rate
 from chat import events
 from chat.models import ChatMessage
@@ -39,7 +40,7 @@ from chat.streaming import answer_events
 from indexing.notifications import paper_group, status_event
 from papers.models import Paper
 from papers.services import get_paper_for_user
-from projects.models import Project
+from projects.models import Project, Role
 from projects.services import get_project_for_user
 
 logger = logging.getLogger(__name__)
@@ -154,10 +155,12 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         if content["type"] == "cancel":
             await self._cancel_answer()
             return
+        if not await self._authorised(content["type"]):
+            return
         if content["type"] == "clear":
             await self._cancel_answer()
             await database_sync_to_async(self.clear)()
-            await self.send_history()
+            await self.cleared()
             return
         try:
             question = check_question(content.get("text"))
@@ -176,6 +179,32 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             return
         await self._cancel_answer()
         self.answer_task = asyncio.create_task(self._answer(self.new_session(question)))
+
+    async def authorise(self, action: str) -> None:
+        """Check again, for *action* ("question" or "clear"), that the user may act here: a role
+        may have changed since `connect`. Raise Http404 (no longer a member) or ForbiddenError."""
+
+    async def _authorised(self, action: str) -> bool:
+        if action not in ("question", "clear"):
+            return True
+        try:
+            await self.authorise(action)
+        except Http404:
+            await self.send_json(events.error("not_found", "You are no longer a member of this project."))
+            await self.close(code=CLOSE_NOT_FOUND)
+            return False
+        except ForbiddenError as exc:
+            await self.send_json(events.error(exc.code, exc.message))
+            return False
+        return True
+
+    async def cleared(self) -> None:
+        """After `clear`: the (empty) history."""
+        await self.send_history()
+
+    async def emit(self, event: dict[str, Any], session: StreamedAnswer) -> None:
+        """Send one event of *session*'s answer (to this socket; the project chat sends to every member)."""
+        await self.send_json(event)
 
     async def _send_older(self, before: Any) -> None:
         if not isinstance(before, int) or isinstance(before, bool):
@@ -197,18 +226,30 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             # with them the chat model's HTTP stream.
             async with aclosing(answer_events(session, where=self.scope["path"])) as stream:
                 async for event in stream:
-                    await self.send_json(event)
+                    await self.emit(event, session)
         except asyncio.CancelledError:
             message = await session.save(state=ChatMessage.State.STOPPED)
             with contextlib.suppress(Exception):
-                await self.send_json(events.answer_done(message))
+                await self.emit(events.answer_done(message), session)
             raise
 
 
+def project_group(project_id: int) -> str:
+    """The channel layer group of everyone with project *project_id*'s chat open."""
+    return f"project-chat-{project_id}"
+
+
 class ProjectChatConsumer(ChatConsumer):
-    """The project's rolling chat, plus live `paper.status` events of the project's papers."""
+    """The project's one chat thread, shared by its members, plus live `paper.status` events of the
+    project's papers.
+
+    Every member's socket joins the project's group: a question (stamped with the asker), its
+    answer's events and a clear reach every member with the project open. Any member may ask
+    (reader); clearing needs a writer; the role is checked again for each action.
+    """
 
     project: Project
+    group: str = ""
     paper_ids: list[int]
     poll_task: asyncio.Task[None] | None = None
 
@@ -216,6 +257,8 @@ class ProjectChatConsumer(ChatConsumer):
         self.project = await database_sync_to_async(get_project_for_user)(
             self.scope["user"], int(self.scope["url_route"]["kwargs"]["project_id"])
         )
+        self.group = project_group(self.project.pk)
+        await self.channel_layer.group_add(self.group, self.channel_name)
         self.paper_ids = await self._paper_ids()
         for paper_id in self.paper_ids:
             await self.channel_layer.group_add(paper_group(paper_id), self.channel_name)
@@ -233,8 +276,34 @@ class ProjectChatConsumer(ChatConsumer):
     def new_session(self, question: str) -> StreamedAnswer:
         return AnswerSession(project=self.project, user=self.scope["user"], question=question)
 
+    async def authorise(self, action: str) -> None:
+        need = Role.WRITER if action == "clear" else Role.READER
+        self.project = await database_sync_to_async(get_project_for_user)(
+            self.scope["user"], self.project.pk, need=need
+        )
+
+    async def cleared(self) -> None:
+        await self.channel_layer.group_send(self.group, {"type": "chat.cleared"})
+
+    async def emit(self, event: dict[str, Any], session: StreamedAnswer) -> None:
+        asked = getattr(session, "question_message", None)
+        if event["type"] == "answer.start" and asked is not None:
+            await self.channel_layer.group_send(self.group, {"type": "chat.event", "event": events.question(asked)})
+        await self.channel_layer.group_send(self.group, {"type": "chat.event", "event": event})
+
+    async def chat_event(self, message: dict[str, Any]) -> None:
+        """Forward an event of a member's question or answer to this member's browser."""
+        await self.send_json(message["event"])
+
+    async def chat_cleared(self, message: dict[str, Any]) -> None:
+        """A member cleared the chat: stop showing it (an answer streaming here was cancelled)."""
+        await self.send_json({"type": "chat.cleared"})
+        await self.send_history()
+
     async def disconnect(self, code: int) -> None:
         await super().disconnect(code)
+        if self.group:
+            await self.channel_layer.group_discard(self.group, self.channel_name)
         if self.poll_task is not None:
             self.poll_task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):

@@ -33,9 +33,14 @@ Server -> client:
 - `error`: `{"code": str, "message": str}`; the connection stays open.
 - `paper.status`: `{"paper_id", "status", "error", "chunk_count", "progress"}` (project chat only);
   *progress* is the percentage of a running build, else null.
-Message: `{"id", "role", "text", "citations": {"N": {"paper_id","title","page","text", ...}}, "state",
+- `chat.question`: `{"message": Message}` (project chat only), a member's question as it is asked, sent
+  to every member with the project open; its `asker` names who asked. The answer's events follow, to
+  every member alike.
+- `chat.cleared`: (project chat only) a member cleared the chat; a `history` event follows.
+Message: `{"id", "role", "text", "asker", "citations": {"N": {"paper_id","title","page","text", ...}}, "state",
 "extractive", "status", "sentences", "created_at"}`; `status` is "answered", "partly_answered",
 "not_stated" or "no_papers" for a project chat answer ("" for questions and per-paper chat);
+`asker` is the name of the member who asked (questions; "" otherwise);
 `sentences` lists the answer's sentences `{"text", "citations", "supported", "not_stated"}`.
 """
 
@@ -46,6 +51,7 @@ from typing import Any
 
 from chat.models import ChatMessage
 from indexing.retrieval import Reference
+from projects.models import user_label
 
 
 def message_json(message: ChatMessage | Mapping[str, Any]) -> dict[str, Any]:
@@ -56,6 +62,7 @@ def message_json(message: ChatMessage | Mapping[str, Any]) -> dict[str, Any]:
         "id": message.pk,
         "role": message.role,
         "text": message.text,
+        "asker": asker_name(message),
         "citations": message.citations,
         "state": message.state,
         "extractive": message.extractive,
@@ -63,6 +70,14 @@ def message_json(message: ChatMessage | Mapping[str, Any]) -> dict[str, Any]:
         "sentences": message.sentences,
         "created_at": message.created_at.isoformat(),
     }
+
+
+def asker_name(message: ChatMessage) -> str:
+    """Who asked *message* (a question of a project chat): the member's name; "" for answers.
+    Fetch questions with `select_related("author")` where no query may run (async code)."""
+    if message.role != ChatMessage.Role.USER:
+        return ""
+    return user_label(message.author)
 
 
 def history(messages: Sequence[ChatMessage | Mapping[str, Any]], *, has_more: bool = False) -> dict[str, Any]:
@@ -92,3 +107,7 @@ def answer_done(message: ChatMessage | Mapping[str, Any]) -> dict[str, Any]:
 
 def error(code: str, message: str) -> dict[str, Any]:
     return {"type": "error", "code": code, "message": message}
+
+
+def question(message: ChatMessage) -> dict[str, Any]:
+    return {"type": "chat.question", "message": message_json(message)}

@@ -98,14 +98,14 @@ def get_or_create_chat(project: Project) -> ProjectChat:
 
 def chat_history(project: Project) -> list[ChatMessage]:
     """The project's saved messages, oldest first."""
-    return list(ChatMessage.objects.filter(chat__project=project).order_by("created_at", "pk"))
+    return list(ChatMessage.objects.filter(chat__project=project).select_related("author").order_by("created_at", "pk"))
 
 
 def chat_history_page(project: Project, *, before: int | None = None, limit: int) -> tuple[list[ChatMessage], bool]:
     """One page of *project*'s chat: the newest *limit* messages with an id below *before* (all
     when None), oldest first; and whether older messages remain. Ids grow with creation time, so
     pages by id are pages by time."""
-    messages = ChatMessage.objects.filter(chat__project=project)
+    messages = ChatMessage.objects.filter(chat__project=project).select_related("author")
     if before is not None:
         messages = messages.filter(pk__lt=before)
     page = list(messages.order_by("-pk")[: limit + 1])
@@ -154,6 +154,12 @@ def _cited_papers(citations: dict[str, Any]) -> tuple[int, ...]:
     """The papers of a saved citation map, in the order of their first citation number."""
     numbered = sorted((int(n), c.get("paper_id")) for n, c in citations.items() if n.isdigit() and isinstance(c, dict))
     return tuple(dict.fromkeys(pid for _, pid in numbered if isinstance(pid, int)))
+
+
+def search_project(*, project: Project, query: str, top_k: int | None = None) -> Retrieval:
+    """The passages of *project*'s ready papers that answer *query* best (no chat turn is saved).
+    The caller checked the project with `get_project_for_user`; retrieval reads only its papers."""
+    return retrieve_passages(papers=_project_papers(project), question=query, top_k=top_k)
 
 
 def _project_papers(project: Project) -> list[Paper]:
@@ -453,6 +459,7 @@ class AnswerSession(StreamedAnswer):
     bibliographic: dict[int, tuple[str, str]] = field(default_factory=dict)  # paper id -> (authors, doi)
     quotes: dict[int, str] = field(default_factory=dict)
     answer_message: ChatMessage | None = None
+    question_message: ChatMessage | None = None
     # Paper id -> "2 pages of X could not be read", for the project's papers with unreadable pages.
     unreadable: dict[int, str] = field(default_factory=dict)
     metadata_answer: MetadataAnswer | None = None
@@ -606,7 +613,10 @@ class AnswerSession(StreamedAnswer):
         if not self.persist:
             return
         chat = get_or_create_chat(self.project)
-        ChatMessage.objects.create(chat=chat, author=self.user, role=ChatMessage.Role.USER, text=self.question)
+        # The asker is the session's user (the authenticated one), never anything a client sent.
+        self.question_message = ChatMessage.objects.create(
+            chat=chat, author=self.user, role=ChatMessage.Role.USER, text=self.question
+        )
 
     def _save_answer(self, state: str) -> ChatMessage | dict[str, Any]:
         if not self.persist:  # the Message shape, unsaved

@@ -289,7 +289,7 @@ def ask_project_copilot(*, user: User, project: Project, question: str) -> Copil
     scope.citations = _citation_map(references)
     papers = "\n".join(
         f"- paper id {paper.pk}: {quote_data(paper.display_title)}"
-        for paper in Paper.objects.in_library_of(user).filter(projects=project)
+        for paper in Paper.objects.filter(projects=project).named_for(user)
     )
     notes = "\n".join(tree_lines(scope.primary, with_text=False)) or "(no notes yet)"
     messages: list[dict[str, Any]] = [

@@ -25,6 +25,7 @@ from notes.sanitize import MAX_NOTE_HTML_CHARS, sanitize_html, text_to_html
 from papers.models import Paper
 from papers.services import get_paper_for_user
 from projects.models import Project
+from projects.models import Role as ProjectRole
 from projects.services import get_project_for_user
 
 MAX_NAME_CHARS = 200
@@ -120,15 +121,17 @@ def notes_role(user: User, item: NoteItem) -> NoteRole | None:
     """What *user* may do with *item*'s notes: None (not see them), READER or WRITER.
 
     The one place notes access is decided. Private trees are their owner's. Project notes follow
-    the project: today projects have one owner, who writes; anyone else `Project.objects.for_user`
-    lets in reads. Workspace roles (readers, writers) slot in here.
+    the project's roles: its writers and admins write them, its readers read them, non-members see
+    nothing.
     """
     if item.kind in (Note.Scope.PAPER, Note.Scope.LIBRARY):
         return NoteRole.WRITER if item.user is not None and item.user.pk == user.pk else None
-    project = item.project
-    if project is None or not Project.objects.for_user(user).filter(pk=project.pk).exists():
+    if item.project is None:
         return None
-    return NoteRole.WRITER if project.owner_id == user.pk else NoteRole.READER
+    project = Project.objects.for_user(user).filter(pk=item.project.pk).first()
+    if project is None or project.member_role is None:
+        return None
+    return NoteRole.WRITER if project.member_role.allows(ProjectRole.WRITER) else NoteRole.READER
 
 
 def check_can_write(user: User, item: NoteItem) -> None:

@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotagent.errors import AnnotagentError
@@ -15,6 +16,7 @@ from annotagent.http import AuthenticatedHttpRequest
 from annotagent.ratelimit import check_user_rate
 from papers.forms import AuthorNamesForm, LibraryFilterForm, MetadataForm, UploadForm
 from papers.metadata import MetadataFilter, author_names_of
+from papers.models import Paper, UserPaper
 from papers.services import (
     add_paper_to_library,
     author_names,
@@ -25,7 +27,15 @@ from papers.services import (
     set_author_names,
 )
 from projects.forms import AddToProjectForm
-from projects.services import add_paper_to_new_project, add_papers_to_project, remove_paper_from_library
+from projects.models import Project, Role
+from projects.services import (
+    add_paper_to_new_project,
+    add_papers_to_project,
+    get_project_for_user,
+    get_readable_paper_for_user,
+    private_projects_of,
+    remove_paper_from_library,
+)
 
 
 @login_required
@@ -127,11 +137,11 @@ def upload(request: AuthenticatedHttpRequest) -> HttpResponse:
 def remove(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     paper = get_paper_for_user(request.user, pk)
     if request.method == "GET":
-        projects = paper.projects.filter(owner=request.user)
+        projects = private_projects_of(request.user).filter(papers=paper)
         return render(request, "papers/confirm_remove.html", {"paper": paper, "projects": projects})
     title = paper.display_title
     remove_paper_from_library(user=request.user, paper=paper)
-    messages.success(request, f"Removed “{title}” from your library and your projects.")
+    messages.success(request, f"Removed “{title}” from your library and your private projects.")
     return redirect("papers:library")
 
 
@@ -150,6 +160,7 @@ def add_to_project(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
                 owner=request.user, name=form.cleaned_data["new_project_name"], paper=paper
             )
         else:
+            project = get_project_for_user(request.user, project.pk, need=Role.WRITER)
             add_papers_to_project(project=project, papers=[paper], user=request.user)
     except AnnotagentError as exc:
         messages.error(request, exc.message)
@@ -161,7 +172,15 @@ def add_to_project(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_GET
 def reader(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
-    paper = get_paper_for_user(request.user, pk)
+    """A paper of the user's library, or of a project they are a member of (see
+    `get_readable_paper_for_user`), so a citation link works for every member."""
+    return render_reader(request, get_readable_paper_for_user(request.user, pk))
+
+
+def render_reader(request: AuthenticatedHttpRequest, paper: Paper, *, project: Project | None = None) -> HttpResponse:
+    """The reader page of *paper* at `?page=` (1-based, clamped to the paper). With *project*, its
+    links and PDF go through the project; notes and the private paper chat only when the paper is in
+    the viewer's library (they are library features)."""
     # ?page=6 is the PDF's sixth page; ?printed=379 the page that prints "379" (journal numbering).
     by_printed = paper.page_for_printed(request.GET.get("printed", ""))
     try:
@@ -172,6 +191,12 @@ def reader(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     if paper.page_count:
         page = min(page, paper.page_count)
     printed = paper.printed_page(page)
+    if project is not None:
+        page_url = reverse("projects:paper_reader", args=[project.pk, paper.pk])
+        file_url = reverse("projects:paper_file", args=[project.pk, paper.pk])
+    else:
+        page_url = reverse("papers:reader", args=[paper.pk])
+        file_url = reverse("papers:file", args=[paper.pk])
     context = {
         "paper": paper,
         "page": page,
@@ -180,6 +205,10 @@ def reader(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
         # clicked in a chat), and every page's printed number for the page header as pages turn.
         "quote": request.GET.get("quote", "")[:500],
         "printed_pages_json": json.dumps([paper.printed_page(n) for n in range(1, paper.page_count + 1)]),
+        "page_url": page_url,
+        "file_url": file_url,
+        "project": project,
+        "in_library": UserPaper.objects.filter(user=request.user, paper=paper).exists(),
     }
     return render(request, "papers/reader.html", context)
 
@@ -196,7 +225,11 @@ def chat_ask(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_GET
 def file(request: AuthenticatedHttpRequest, pk: int) -> FileResponse:
-    paper = get_paper_for_user(request.user, pk)
+    return paper_file_response(get_readable_paper_for_user(request.user, pk))
+
+
+def paper_file_response(paper: Paper) -> FileResponse:
+    """*paper*'s PDF, shown inline, named by its title (never by anyone's file name)."""
     return FileResponse(
         paper.file.open("rb"),
         content_type="application/pdf",

@@ -6,7 +6,7 @@ from django import forms
 from django.contrib.auth.models import User
 
 from papers.models import Paper
-from projects.models import Project
+from projects.models import Project, Role
 
 
 class ProjectForm(forms.Form):
@@ -24,7 +24,9 @@ class AddToProjectForm(forms.Form):
 
     def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        cast(forms.ModelChoiceField, self.fields["project"]).queryset = Project.objects.for_user(user)
+        # Only projects the user may add papers to (writer or admin).
+        writable = Project.objects.for_user(user).filter(role__in=[Role.WRITER, Role.ADMIN]).default_first()  # type: ignore[misc]
+        cast(forms.ModelChoiceField, self.fields["project"]).queryset = writable
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
@@ -43,3 +45,10 @@ class AddPapersForm(forms.Form):
         cast(forms.ModelMultipleChoiceField, self.fields["papers"]).queryset = Paper.objects.in_library_of(
             user
         ).exclude(project_links__project=project)
+
+
+class MemberForm(forms.Form):
+    """Add a member: a username or e-mail address, and a role."""
+
+    user = forms.CharField(max_length=254, label="Username or e-mail")
+    role = forms.ChoiceField(choices=Role.choices, initial=Role.READER)

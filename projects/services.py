@@ -1,25 +1,55 @@
-"""Project workflows: create, rename, delete, add and remove papers, and library removal (which
+"""Project workflows: the one authorisation check (`get_project_for_user`), default projects,
+members and roles, create/rename/archive/delete, add and remove papers, and library removal (which
 reaches into projects)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.db.models import Q, QuerySet
 from django.http import Http404
+from django.utils import timezone
 
-from annotagent.errors import AnnotagentError
+from annotagent.errors import AnnotagentError, ForbiddenError
 from papers.models import Paper, UserPaper
-from papers.services import AddedPaper, add_paper_to_library
+from papers.services import add_paper_to_library
 from papers.storage import delete_files, files_removed_on_error
-from projects.models import Project, ProjectPaper
+from projects.models import Project, ProjectMembership, ProjectPaper, Role, user_label
 from projects.signals import reprocess_requested
 
 
 class ProjectFullError(AnnotagentError):
     code = "project_full"
+
+
+class DefaultProjectError(AnnotagentError):
+    """Your default project is private to you: it cannot be shared, archived or deleted."""
+
+    code = "default_project"
+
+
+class LastAdminError(AnnotagentError):
+    """A project needs at least one admin: make another member admin first."""
+
+    code = "last_admin"
+
+
+class MemberError(AnnotagentError):
+    code = "invalid_member"
+
+
+DEFAULT_PROJECT_NAME = "My papers"
+
+# What each role may do, in the words of the 403 message.
+_ACTIONS = {
+    Role.READER: "read this project",
+    Role.WRITER: "change this project's papers or chat (writers and admins may)",
+    Role.ADMIN: "manage this project (admins may)",
+}
 
 
 class ProjectNameTakenError(AnnotagentError):
@@ -43,11 +73,47 @@ def check_project_name(*, owner: User, name: str, exclude: Project | None = None
     return name
 
 
-def get_project_for_user(user: User, pk: int) -> Project:
-    """A project *user* may see. Raises Http404 for any other, so callers never fetch unscoped."""
-    project = Project.objects.for_user(user).filter(pk=pk).first()
+def get_project_for_user(user: User, pk: int | None, *, need: Role = Role.READER) -> Project:
+    """The project *pk* (or *user*'s default project when *pk* is None), checked for *need*.
+
+    The one authorisation step of every view, API, consumer, command and task that reaches project
+    data. Raises Http404 when *user* is not a member (exactly as for a project that does not exist)
+    and ForbiddenError (code `forbidden`, HTTP 403) when their role is below *need*. The returned
+    project carries the viewer's `role` (see `ProjectQuerySet.for_user`).
+    """
+    if pk is None:
+        ensure_default_project(user)
+        project = Project.objects.for_user(user).filter(owner=user, is_default=True).first()
+    else:
+        project = Project.objects.for_user(user).filter(pk=pk).first()
     if project is None:
         raise Http404("No such project.")
+    check_role(project, need)
+    return project
+
+
+def check_role(project: Project, need: Role) -> None:
+    """Raise ForbiddenError unless *project* (fetched by `get_project_for_user`) allows *need*."""
+    role = project.member_role
+    if role is None or not role.allows(need):
+        who = f"a {role.label.lower()}" if role else "not a member"
+        raise ForbiddenError(f"You are {who} in {project.name}: you cannot {_ACTIONS[need]}.")
+
+
+@transaction.atomic
+def ensure_default_project(user: User) -> Project:
+    """*user*'s default private project ("My papers"), created with its admin membership when it
+    does not exist yet. Idempotent: called on account creation, and as a safety net wherever a
+    request names no project."""
+    project = Project.objects.filter(owner=user, is_default=True).first()
+    if project is None:
+        taken = {name.lower() for name in Project.objects.filter(owner=user).values_list("name", flat=True)}
+        name, n = DEFAULT_PROJECT_NAME, 1
+        while name.lower() in taken:
+            n += 1
+            name = f"{DEFAULT_PROJECT_NAME} ({n})"
+        project = Project.objects.create(owner=user, name=name, is_default=True)
+    ProjectMembership.objects.get_or_create(project=project, user=user, defaults={"role": Role.ADMIN})
     return project
 
 
@@ -56,11 +122,16 @@ def create_project(*, owner: User, name: str, description: str = "") -> Project:
     """A new project of *owner*'s. Raises AnnotagentError for an empty name and
     ProjectNameTakenError for a name *owner* already uses (see `check_project_name`)."""
     name = check_project_name(owner=owner, name=name)
-    return Project.objects.create(owner=owner, name=name, description=description.strip())
+    project = Project.objects.create(owner=owner, name=name, description=description.strip())
+    ProjectMembership.objects.create(project=project, user=owner, role=Role.ADMIN)
+    project.role = Role.ADMIN  # type: ignore[attr-defined]
+    return project
 
 
 @transaction.atomic
 def update_project(*, project: Project, name: str | None = None, description: str | None = None) -> Project:
+    """Rename and/or describe *project* (the caller checked `Role.ADMIN`). Names are unique among
+    the projects of its owner (see `check_project_name`)."""
     if name is not None:
         project.name = check_project_name(owner=project.owner, name=name, exclude=project)
     if description is not None:
@@ -71,8 +142,106 @@ def update_project(*, project: Project, name: str | None = None, description: st
 
 @transaction.atomic
 def delete_project(*, project: Project) -> None:
-    """Delete *project*, its paper links and its chat. Papers and their chunks stay."""
+    """Delete *project*, its memberships, paper links and chat (the caller checked `Role.ADMIN`).
+
+    Raises DefaultProjectError for a default project. Papers that no library and no other project
+    holds any more are deleted with their files and chunks.
+    """
+    if project.is_default:
+        raise DefaultProjectError()
+    paper_ids = list(project.project_papers.values_list("paper_id", flat=True))
     project.delete()
+    for paper in Paper.objects.filter(pk__in=paper_ids):
+        _delete_if_orphaned(paper)
+
+
+@transaction.atomic
+def set_project_archived(*, project: Project, archived: bool) -> Project:
+    """Archive *project* (it moves to the end of the projects list, read as before) or bring it back.
+    Raises DefaultProjectError for a default project."""
+    if project.is_default:
+        raise DefaultProjectError()
+    project.archived_at = timezone.now() if archived else None
+    project.save(update_fields=["archived_at", "updated_at"])
+    return project
+
+
+# --- members ---------------------------------------------------------------------------------------
+
+
+def find_user(identifier: str) -> User:
+    """The user whose username or e-mail address is *identifier* (case-insensitive).
+    Raises MemberError when there is none, or when the e-mail address is not unique."""
+    identifier = identifier.strip()
+    users = list(User.objects.filter(Q(username__iexact=identifier) | Q(email__iexact=identifier))[:2])
+    if not identifier or not users:
+        raise MemberError(f"No user with the username or e-mail address {identifier!r}.")
+    exact = [u for u in users if u.username.lower() == identifier.lower()]
+    if len(users) > 1 and not exact:
+        raise MemberError(f"More than one user has the e-mail address {identifier!r}; give the username.")
+    return (exact or users)[0]
+
+
+def _check_role_name(role: str) -> Role:
+    if role not in Role.values:
+        raise MemberError(f"Unknown role {role!r}: choose admin, writer or reader.")
+    return Role(role)
+
+
+@transaction.atomic
+def add_member(*, project: Project, user: User, role: str = Role.READER) -> ProjectMembership:
+    """Make *user* a member of *project* in *role* (the caller checked `Role.ADMIN`).
+
+    Raises DefaultProjectError for a default project, MemberError for an unknown role or a user
+    who already is a member.
+    """
+    checked = _check_role_name(role)
+    if project.is_default:
+        raise DefaultProjectError()
+    Project.objects.select_for_update().filter(pk=project.pk).first()
+    if ProjectMembership.objects.filter(project=project, user=user).exists():
+        raise MemberError(f"{user_label(user)} is already a member of {project.name}.")
+    return ProjectMembership.objects.create(project=project, user=user, role=checked)
+
+
+def _check_not_last_admin(project: Project, member: ProjectMembership) -> None:
+    if member.role != Role.ADMIN:
+        return
+    if not project.memberships.filter(role=Role.ADMIN).exclude(pk=member.pk).exists():
+        raise LastAdminError()
+
+
+@transaction.atomic
+def set_member_role(*, project: Project, user: User, role: str) -> ProjectMembership:
+    """Give *user* (a member) *role* in *project*. Raises MemberError for an unknown role or a
+    non-member, LastAdminError when it would leave the project without an admin."""
+    checked = _check_role_name(role)
+    Project.objects.select_for_update().filter(pk=project.pk).first()
+    member = ProjectMembership.objects.filter(project=project, user=user).first()
+    if member is None:
+        raise MemberError(f"{user_label(user)} is not a member of {project.name}.")
+    if checked != Role.ADMIN:
+        _check_not_last_admin(project, member)
+    member.role = checked
+    member.save(update_fields=["role", "updated_at"])
+    return member
+
+
+@transaction.atomic
+def remove_member(*, project: Project, user: User) -> None:
+    """Take *user* out of *project* (an admin removing a member, or a member leaving).
+
+    Raises MemberError for a non-member, LastAdminError for the last admin, DefaultProjectError for
+    the owner of a default project. The papers they added stay in the project.
+    """
+    Project.objects.select_for_update().filter(pk=project.pk).first()
+    member = ProjectMembership.objects.filter(project=project, user=user).first()
+    if member is None:
+        raise MemberError(f"{user_label(user)} is not a member of {project.name}.")
+    if project.is_default:
+        raise DefaultProjectError()
+    _check_not_last_admin(project, member)
+    member.delete()
 
 
 def papers_counted(project: Project) -> int:
@@ -113,10 +282,12 @@ def batch_room_notice(*, files: int, room: int, project_name: str) -> str:
 @transaction.atomic
 def add_papers_to_project(*, project: Project, papers: list[Paper], user: User) -> list[ProjectPaper]:
     """Put *papers* in *project*, adding each to *user*'s library first if needed, all or nothing.
+    Each new link records *user* as `added_by` (the caller checked `Role.WRITER`).
 
-    Papers already in the project are skipped. Raises ProjectFullError when the project would hold
-    more than `PROJECT_MAX_PAPERS`; nothing is added then. Each new link sends `post_save` (indexing
-    queues a paper without chunks after commit, see `indexing.receivers`).
+    Papers already in the project are skipped (one link per paper and project, whoever adds it).
+    Raises ProjectFullError when the project would hold more than `PROJECT_MAX_PAPERS`, whoever
+    adds; nothing is added then. Each new link sends `post_save` (indexing queues a paper without
+    chunks after commit, see `indexing.receivers`).
     """
     Project.objects.select_for_update().filter(pk=project.pk).first()
     present = set(project.project_papers.values_list("paper_id", flat=True))
@@ -125,7 +296,7 @@ def add_papers_to_project(*, project: Project, papers: list[Paper], user: User) 
     links = []
     for paper in new:
         UserPaper.objects.get_or_create(user=user, paper=paper)
-        links.append(ProjectPaper.objects.create(project=project, paper=paper))
+        links.append(ProjectPaper.objects.create(project=project, paper=paper, added_by=user))
     if links:
         project.save(update_fields=["updated_at"])
     return links
@@ -138,22 +309,38 @@ def add_paper_to_project(*, project: Project, paper: Paper, user: User) -> Proje
 
 
 @transaction.atomic
-def remove_paper_from_project(*, project: Project, paper: Paper) -> None:
-    """Unlink *paper* from *project*. The library, other projects and the chunk index are untouched."""
+def remove_paper_from_project(*, project: Project, paper: Paper) -> bool:
+    """Unlink *paper* from *project* (the caller checked `Role.WRITER`). Libraries and other projects
+    are untouched; when none of them holds the paper any more, it is deleted with its file and
+    chunks. Returns whether the paper was deleted."""
     ProjectPaper.objects.filter(project=project, paper=paper).delete()
+    return _delete_if_orphaned(paper)
+
+
+def private_projects_of(user: User) -> QuerySet[Project]:
+    """*user*'s projects that nobody else is a member of."""
+    shared = ProjectMembership.objects.exclude(user=user).values("project_id")
+    return Project.objects.for_user(user).exclude(pk__in=shared)
 
 
 @transaction.atomic
 def remove_paper_from_library(*, user: User, paper: Paper) -> bool:
-    """Remove *paper* from *user*'s library, with every link of *user*'s projects to it.
+    """Remove *paper* from *user*'s library and from *user*'s private projects.
 
-    Other users' libraries and projects are untouched. When no library holds the paper any more,
+    Shared projects keep it (the project holds it for its members until a writer removes it there);
+    other users' libraries are untouched. When no library and no project holds the paper any more,
     the paper row and its file are deleted too (and its chunks, by indexing on the row's
     `post_delete`). Returns whether the paper was deleted.
     """
-    ProjectPaper.objects.filter(project__owner=user, paper=paper).delete()
+    ProjectPaper.objects.filter(project__in=private_projects_of(user), paper=paper).delete()
     UserPaper.objects.filter(user=user, paper=paper).delete()
-    if UserPaper.objects.filter(paper=paper).exists():
+    return _delete_if_orphaned(paper)
+
+
+def _delete_if_orphaned(paper: Paper) -> bool:
+    # The row lock keeps a concurrent upload of the same bytes from linking to a row deleted here.
+    Paper.objects.select_for_update().filter(pk=paper.pk).first()
+    if UserPaper.objects.filter(paper=paper).exists() or ProjectPaper.objects.filter(paper=paper).exists():
         return False
     file_name = paper.file.name or ""
     paper.delete()
@@ -161,8 +348,19 @@ def remove_paper_from_library(*, user: User, paper: Paper) -> bool:
     return True
 
 
-def upload_paper_to_project(*, project: Project, user: User, data: bytes, filename: str = "") -> AddedPaper:
-    """Add the PDF *data* to *user*'s library and to *project* in one transaction.
+@dataclass(frozen=True)
+class UploadedToProject:
+    """An upload into a project: the library's result, and whether the project already held the
+    paper (then nothing was linked: "already in this project")."""
+
+    paper: Paper
+    already_in_library: bool
+    already_in_project: bool
+
+
+def upload_paper_to_project(*, project: Project, user: User, data: bytes, filename: str = "") -> UploadedToProject:
+    """Add the PDF *data* to *user*'s library and to *project* in one transaction (the caller
+    checked `Role.WRITER`); the project link records *user* as `added_by`.
 
     Either both happen or neither: a full project (ProjectFullError) leaves the library as it was,
     and a file stored for a paper row that was rolled back is deleted again. Raises the upload
@@ -170,8 +368,10 @@ def upload_paper_to_project(*, project: Project, user: User, data: bytes, filena
     """
     with files_removed_on_error(), transaction.atomic():
         added = add_paper_to_library(user=user, data=data, filename=filename)
-        add_papers_to_project(project=project, papers=[added.paper], user=user)
-    return added
+        linked = add_papers_to_project(project=project, papers=[added.paper], user=user)
+    return UploadedToProject(
+        paper=added.paper, already_in_library=added.already_in_library, already_in_project=not linked
+    )
 
 
 @transaction.atomic
@@ -192,4 +392,30 @@ def reprocess_paper(*, paper: Paper) -> Paper:
     complete (see `indexing.services.mark_for_reindex`).
     """
     reprocess_requested.send(sender=Paper, paper=paper)
+    return paper
+
+
+def get_project_paper_for_user(
+    user: User, pk: int, paper_id: int, *, need: Role = Role.READER
+) -> tuple[Project, Paper]:
+    """*project* (checked for *need*, see `get_project_for_user`) and its paper *paper_id*, named
+    for *user* (see `PaperQuerySet.named_for`). Raises Http404 when the project does not hold it."""
+    project = get_project_for_user(user, pk, need=need)
+    paper = Paper.objects.filter(project_links__project=project, pk=paper_id).named_for(user).first()
+    if paper is None:
+        raise Http404("No such paper in this project.")
+    return project, paper
+
+
+def get_readable_paper_for_user(user: User, pk: int) -> Paper:
+    """A paper *user* may read: in their library, or held by a project they are a member of (any
+    role). Raises Http404 for any other. Reading never puts the paper in their library."""
+    projects = Project.objects.for_user(user).values("pk")
+    paper = (
+        Paper.objects.filter(Q(library_links__user=user) | Q(project_links__project__in=projects), pk=pk)
+        .named_for(user)
+        .first()
+    )
+    if paper is None:
+        raise Http404("No such paper.")
     return paper

@@ -14,6 +14,13 @@ urlpatterns = [
     path("projects/<int:pk>/papers/upload/", views.upload, name="upload"),
     path("projects/<int:pk>/papers/<int:paper_id>/remove/", views.remove_paper, name="remove_paper"),
     path("projects/<int:pk>/papers/<int:paper_id>/reprocess/", views.reprocess, name="reprocess"),
+    path("projects/<int:pk>/archive/", views.project_archive, name="archive"),
+    path("projects/<int:pk>/members/", views.project_members, name="members"),
+    path("projects/<int:pk>/members/add/", views.member_add, name="member_add"),
+    path("projects/<int:pk>/members/<int:user_id>/role/", views.member_set_role, name="member_set_role"),
+    path("projects/<int:pk>/members/<int:user_id>/remove/", views.member_remove, name="member_remove"),
+    path("projects/<int:pk>/papers/<int:paper_id>/read/", views.paper_reader, name="paper_reader"),
+    path("projects/<int:pk>/papers/<int:paper_id>/file/", views.paper_file, name="paper_file"),
     path("projects/<int:pk>/chat/ask/", views.chat_ask, name="chat_ask"),
     path("projects/<int:pk>/chat/clear/", views.chat_clear, name="chat_clear"),
 ]

@@ -1,4 +1,5 @@
-"""Project pages: the list, one project's papers and chat, and the forms that change them."""
+"""Project pages: the list, one project's papers and chat, its members, and the forms that change
+them. Every page fetches its project through `get_project_for_user` with the role its action needs."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count
-from django.http import HttpResponse
-from django.shortcuts import redirect, render
+from django.http import FileResponse, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotagent.errors import AnnotagentError
@@ -17,18 +18,26 @@ from chat.services import chat_history_page, clear_chat
 from chat.suggestions import suggested_prompts
 from papers.forms import UploadForm
 from papers.models import Paper
-from papers.services import get_paper_for_user, read_upload
-from projects.forms import AddPapersForm, ProjectForm
-from projects.models import Project
+from papers.services import read_upload
+from papers.views import paper_file_response, render_reader
+from projects.forms import AddPapersForm, MemberForm, ProjectForm
+from projects.models import Project, Role, members_of
 from projects.services import (
+    add_member,
     add_papers_to_project,
     create_project,
     delete_project,
+    ensure_default_project,
+    find_user,
     get_project_for_user,
+    get_project_paper_for_user,
     papers_counted,
+    remove_member,
     remove_paper_from_project,
     reprocess_paper,
     room_in,
+    set_member_role,
+    set_project_archived,
     update_project,
     upload_paper_to_project,
 )
@@ -37,7 +46,12 @@ from projects.services import (
 @login_required
 @require_GET
 def project_list(request: AuthenticatedHttpRequest) -> HttpResponse:
-    projects = Project.objects.for_user(request.user).annotate(paper_count=Count("project_papers"))
+    ensure_default_project(request.user)
+    projects = (
+        Project.objects.for_user(request.user)
+        .annotate(paper_count=Count("project_papers", distinct=True), member_count=Count("memberships", distinct=True))
+        .order_by("archived_at", "-is_default", "-updated_at", "pk")
+    )
     return render(request, "projects/list.html", {"projects": projects, "form": ProjectForm()})
 
 
@@ -68,11 +82,16 @@ def project_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     )
     room = room_in(project)
     chat_messages, _ = chat_history_page(project, limit=settings.CHAT_HISTORY_PAGE_SIZE)
+    role = project.member_role or Role.READER
     return render(
         request,
         "projects/detail.html",
         {
             "project": project,
+            "role": role,
+            "can_write": role.allows(Role.WRITER),
+            "can_admin": role.allows(Role.ADMIN),
+            "members": members_of(project),
             "papers": papers,
             "room": room,
             "counted": papers_counted(project),
@@ -89,7 +108,7 @@ def project_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def project_update(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
-    project = get_project_for_user(request.user, pk)
+    project = get_project_for_user(request.user, pk, need=Role.ADMIN)
     form = ProjectForm(request.POST)
     if not form.is_valid():
         messages.error(request, "A project needs a name of at most 200 characters.")
@@ -106,36 +125,44 @@ def project_update(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def project_delete(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
-    project = get_project_for_user(request.user, pk)
+    project = get_project_for_user(request.user, pk, need=Role.ADMIN)
     if request.method == "GET":
         return render(request, "projects/confirm_delete.html", {"project": project})
     name = project.name
-    delete_project(project=project)
-    messages.success(request, f"Deleted {name}. Its papers are still in your library.")
+    try:
+        delete_project(project=project)
+    except AnnotagentError as exc:
+        messages.error(request, exc.message)
+        return redirect("projects:detail", pk=project.pk)
+    messages.success(request, f"Deleted {name}. Its papers are still in the libraries they came from.")
     return redirect("projects:list")
 
 
 @login_required
 @require_POST
 def add_papers(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
-    project = get_project_for_user(request.user, pk)
+    project = get_project_for_user(request.user, pk, need=Role.WRITER)
     form = AddPapersForm(request.POST, user=request.user, project=project)
     if not form.is_valid():
         messages.error(request, "Choose papers from your library to add.")
         return redirect("projects:detail", pk=project.pk)
     try:
-        links = add_papers_to_project(project=project, papers=list(form.cleaned_data["papers"]), user=request.user)
+        chosen = list(form.cleaned_data["papers"])
+        links = add_papers_to_project(project=project, papers=chosen, user=request.user)
     except AnnotagentError as exc:
         messages.error(request, exc.message)
     else:
-        messages.success(request, f"Added {len(links)} paper{'s' if len(links) != 1 else ''}.")
+        if links:
+            messages.success(request, f"Added {len(links)} paper{'s' if len(links) != 1 else ''}.")
+        else:
+            messages.info(request, "Already in this project.")
     return redirect("projects:detail", pk=project.pk)
 
 
 @login_required
 @require_POST
 def upload(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
-    project = get_project_for_user(request.user, pk)
+    project = get_project_for_user(request.user, pk, need=Role.WRITER)
     form = UploadForm(request.POST, request.FILES)
     if not form.is_valid():
         messages.error(request, "Choose a PDF file to upload.")
@@ -149,7 +176,9 @@ def upload(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
         messages.error(request, exc.message)
         return redirect("projects:detail", pk=project.pk)
     title = added.paper.display_title
-    if added.already_in_library:
+    if added.already_in_project:
+        messages.info(request, f"“{title}” is already in this project.")
+    elif added.already_in_library:
         messages.info(request, f"“{title}” is already in your library; it is now in this project too.")
     else:
         messages.success(request, f"Added “{title}” to your library and this project.")
@@ -159,18 +188,16 @@ def upload(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def remove_paper(request: AuthenticatedHttpRequest, pk: int, paper_id: int) -> HttpResponse:
-    project = get_project_for_user(request.user, pk)
-    paper = get_paper_for_user(request.user, paper_id)
+    project, paper = get_project_paper_for_user(request.user, pk, paper_id, need=Role.WRITER)
     remove_paper_from_project(project=project, paper=paper)
-    messages.success(request, f"Removed “{paper.display_title}” from this project; it stays in your library.")
+    messages.success(request, f"Removed “{paper.display_title}” from this project; libraries keep it.")
     return redirect("projects:detail", pk=project.pk)
 
 
 @login_required
 @require_POST
 def reprocess(request: AuthenticatedHttpRequest, pk: int, paper_id: int) -> HttpResponse:
-    project = get_project_for_user(request.user, pk)
-    paper = get_paper_for_user(request.user, paper_id)
+    project, paper = get_project_paper_for_user(request.user, pk, paper_id, need=Role.WRITER)
     reprocess_paper(paper=paper)
     messages.success(request, f"Queued “{paper.display_title}” for indexing again.")
     return redirect("projects:detail", pk=project.pk)
@@ -188,9 +215,110 @@ def chat_ask(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def chat_clear(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
-    project = get_project_for_user(request.user, pk)
+    project = get_project_for_user(request.user, pk, need=Role.WRITER)
     if request.method == "GET":
         return render(request, "projects/confirm_clear_chat.html", {"project": project})
     clear_chat(project=project)
     messages.success(request, "Cleared the chat.")
     return redirect("projects:detail", pk=project.pk)
+
+
+@login_required
+@require_POST
+def project_archive(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
+    project = get_project_for_user(request.user, pk, need=Role.ADMIN)
+    archived = request.POST.get("archived", "1") == "1"
+    try:
+        set_project_archived(project=project, archived=archived)
+    except AnnotagentError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"{'Archived' if archived else 'Restored'} {project.name}.")
+    return redirect("projects:detail", pk=project.pk)
+
+
+@login_required
+@require_GET
+def project_members(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
+    project = get_project_for_user(request.user, pk)
+    role = project.member_role or Role.READER
+    return render(
+        request,
+        "projects/members.html",
+        {
+            "project": project,
+            "members": members_of(project),
+            "can_admin": role.allows(Role.ADMIN),
+            "form": MemberForm(),
+            "roles": Role.choices,
+        },
+    )
+
+
+@login_required
+@require_POST
+def member_add(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
+    project = get_project_for_user(request.user, pk, need=Role.ADMIN)
+    form = MemberForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Give a username or e-mail address and a role.")
+        return redirect("projects:members", pk=project.pk)
+    try:
+        member = add_member(project=project, user=find_user(form.cleaned_data["user"]), role=form.cleaned_data["role"])
+    except AnnotagentError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"Added {member.user.username} as {member.get_role_display().lower()}.")
+    return redirect("projects:members", pk=project.pk)
+
+
+@login_required
+@require_POST
+def member_set_role(request: AuthenticatedHttpRequest, pk: int, user_id: int) -> HttpResponse:
+    project = get_project_for_user(request.user, pk, need=Role.ADMIN)
+    member = get_object_or_404(project.memberships.select_related("user"), user_id=user_id)
+    try:
+        set_member_role(project=project, user=member.user, role=request.POST.get("role", ""))
+    except AnnotagentError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"{member.user.username} is now {request.POST.get('role')}.")
+    return redirect("projects:members", pk=project.pk)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def member_remove(request: AuthenticatedHttpRequest, pk: int, user_id: int) -> HttpResponse:
+    """An admin removes a member; any member may remove themselves (leave)."""
+    leaving = user_id == request.user.pk
+    project = get_project_for_user(request.user, pk, need=Role.READER if leaving else Role.ADMIN)
+    member = get_object_or_404(project.memberships.select_related("user"), user_id=user_id)
+    if request.method == "GET":
+        return render(
+            request, "projects/confirm_remove_member.html", {"project": project, "member": member, "leaving": leaving}
+        )
+    try:
+        remove_member(project=project, user=member.user)
+    except AnnotagentError as exc:
+        messages.error(request, exc.message)
+        return redirect("projects:members", pk=project.pk)
+    if leaving:
+        messages.success(request, f"You left {project.name}.")
+        return redirect("projects:list")
+    messages.success(request, f"Removed {member.user.username} from {project.name}.")
+    return redirect("projects:members", pk=project.pk)
+
+
+@login_required
+@require_GET
+def paper_reader(request: AuthenticatedHttpRequest, pk: int, paper_id: int) -> HttpResponse:
+    """A project's paper in the reader, for any member, whether or not it is in their library."""
+    project, paper = get_project_paper_for_user(request.user, pk, paper_id)
+    return render_reader(request, paper, project=project)
+
+
+@login_required
+@require_GET
+def paper_file(request: AuthenticatedHttpRequest, pk: int, paper_id: int) -> FileResponse:
+    _, paper = get_project_paper_for_user(request.user, pk, paper_id)
+    return paper_file_response(paper)

@@ -70,7 +70,7 @@ def test_an_outsider_gets_404_on_every_form_of_alices_and_changes_nothing(
     assert project.name == "Alice's secret project"
     assert ProjectPaper.objects.filter(project=project, paper=paper).exists()
     assert ChatMessage.objects.filter(chat__project=project).count() == 1
-    assert not Project.objects.filter(owner=mallory).exists()
+    assert not Project.objects.filter(owner=mallory, is_default=False).exists()
     assert not UserPaper.objects.filter(user=mallory).exists()
 
 
@@ -139,7 +139,7 @@ def test_an_outsider_gets_404_on_every_api_endpoint_of_alices(mallory, alices, a
 def test_outsiders_lists_do_not_show_alices_things(mallory, alices, api_client_for, client_for):
     client = api_client_for(mallory)
 
-    assert client.get("/api/projects/").json() == []
+    assert [p["is_default"] for p in client.get("/api/projects/").json()] == [True]  # only her own default
     assert client.get("/api/library/").json() == []
     assert "Alice" not in client_for(mallory).get(reverse("projects:list")).content.decode()
 
@@ -199,7 +199,7 @@ def test_forms_without_a_csrf_token_are_refused(alice):
     response = client.post(reverse("projects:create"), {"name": "No token"})
 
     assert response.status_code == HTTPStatus.FORBIDDEN
-    assert not Project.objects.exists()
+    assert not Project.objects.filter(is_default=False).exists()
 
 
 def test_every_page_sends_a_content_security_policy(alice, client_for):

@@ -83,7 +83,7 @@ def test_the_main_api_flow_with_a_token(alice, make_pdf):
     assert client.delete(f"/api/projects/{project_id}/").status_code == HTTPStatus.NO_CONTENT
     assert not Project.objects.filter(pk=project_id).exists()
     assert Paper.objects.filter(pk=paper_id).exists()
-    assert [p["id"] for p in client.get("/api/projects/").json()] == []
+    assert [p["is_default"] for p in client.get("/api/projects/").json()] == [True]
 
 
 def test_creating_a_project_under_a_name_in_use_answers_with_a_stable_code(alice, api_client_for):

@@ -136,7 +136,7 @@ def test_removing_a_paper_from_my_library_removes_it_from_all_my_projects_only(a
     assert UserPaper.objects.filter(user=bob, paper=paper).exists()
     assert ProjectPaper.objects.filter(project__owner=bob, paper=paper).exists()
     assert Paper.objects.filter(pk=paper.pk).exists()
-    assert Project.objects.filter(owner=alice).count() == 2
+    assert Project.objects.filter(owner=alice, is_default=False).count() == 2
 
 
 def test_removing_the_last_library_link_deletes_the_paper_row(alice, add_paper, client_for):

@@ -34,7 +34,7 @@ def project(alice):
 def test_creating_a_project_with_a_name_and_description_opens_it(alice, client_for):
     response = client_for(alice).post(reverse("projects:create"), {"name": "Sleep", "description": "REM studies"})
 
-    project = Project.objects.get(owner=alice)
+    project = Project.objects.get(owner=alice, is_default=False)
     assert (project.name, project.description) == ("Sleep", "REM studies")
     assert response.url == reverse("projects:detail", args=[project.pk])
 
@@ -42,7 +42,7 @@ def test_creating_a_project_with_a_name_and_description_opens_it(alice, client_f
 def test_creating_a_project_without_a_name_is_refused(alice, client_for):
     response = client_for(alice).post(reverse("projects:create"), {"name": "   "}, follow=True)
 
-    assert not Project.objects.exists()
+    assert not Project.objects.filter(is_default=False).exists()
     assert any("name" in text for text in messages_of(response))
 
 
@@ -50,7 +50,7 @@ def test_a_second_project_with_a_name_i_already_use_is_refused_but_others_may_us
     create_project(owner=alice, name="Sleep")
     response = client_for(alice).post(reverse("projects:create"), {"name": " sleep "}, follow=True)
 
-    assert Project.objects.filter(owner=alice).count() == 1
+    assert Project.objects.filter(owner=alice, is_default=False).count() == 1
     assert any("already have a project named" in text for text in messages_of(response))
     assert create_project(owner=mallory, name="Sleep").owner == mallory
 

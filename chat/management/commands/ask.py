@@ -1,4 +1,7 @@
-"""`manage.py ask --user USERNAME --project NAME "QUESTION" [--json] [--mode hybrid|dense|lexical] [--chat]`.
+"""`manage.py ask --user USERNAME [--project NAME|ID] "QUESTION" [--json] [--mode hybrid|dense|lexical] [--chat]`.
+
+Without --project the question goes to the user's default project. The project is resolved and
+checked like every other path (`projects.services.get_project_for_user`): asking needs any role.
 
 Without --chat the question stands alone and nothing is saved; with --chat it is the next turn of
 the project's chat: a follow-up is resolved against the thread, and both turns are appended to it.
@@ -14,7 +17,7 @@ from django.test.utils import override_settings
 
 from chat.services import QuestionError, answer_question, check_question
 from indexing.retrieval import MODES
-from projects.models import Project
+from projects.management.commands.projects import resolve_project
 
 
 class Command(BaseCommand):
@@ -27,7 +30,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("question")
         parser.add_argument("--user", required=True)
-        parser.add_argument("--project", required=True, help="project name")
+        parser.add_argument(
+            "--project", help="project name or id (one the user is a member of); default: the user's default project"
+        )
         parser.add_argument("--json", action="store_true", help="print {answer, mode, references} as JSON")
         parser.add_argument("--mode", choices=MODES, help="retrieval mode (default: the RETRIEVAL_MODE setting)")
         parser.add_argument(
@@ -38,9 +43,7 @@ class Command(BaseCommand):
         user = get_user_model().objects.filter(username=options["user"]).first()
         if user is None:
             raise CommandError(f"No user named {options['user']!r}.")
-        project = Project.objects.for_user(user).filter(name=options["project"]).first()
-        if project is None:
-            raise CommandError(f"{options['user']} has no project named {options['project']!r}.")
+        project = resolve_project(user, options["project"])
         try:
             question = check_question(options["question"])
         except QuestionError as exc:

@@ -2,7 +2,8 @@
 // per-paper chat on the reader; the page names its socket in data-socket-path on #chat.
 //
 // Server events (JSON, "type"): history, history.older, answer.start, answer.delta, answer.citation,
-// answer.done, error, paper.status. Client messages: {"type": "question", "text"}, {"type": "cancel"}
+// answer.done, error, paper.status, chat.question (a member's question, project chat), chat.cleared.
+// Client messages: {"type": "question", "text"}, {"type": "cancel"}
 // and {"type": "older", "before": id} (the page of messages before message *id*).
 // Model and paper text is only ever put in the page through textContent (never innerHTML).
 
@@ -149,7 +150,9 @@ function buildMessage(message) {
   if (id !== undefined && id !== null) item.dataset.messageId = String(id);
   // data-state mirrors the saved message's state (complete, stopped, failed) or "streaming".
   item.dataset.state = state || "complete";
-  const head = el("p", "message-role", role === "user" ? "You" : "Annotagent");
+  // In a shared project chat a question names who asked it ("You" for the viewer's own).
+  const asker = message.asker && message.asker !== root.dataset.me ? message.asker : "You";
+  const head = el("p", "message-role", role === "user" ? asker : "Annotagent");
   if (extractive) head.append(" ", label("label-extractive", "extractive answer"));
   if (STATUS_LABELS[status]) head.append(" ", label(`label-status label-${status}`, STATUS_LABELS[status]));
   if (state === "stopped") head.append(" ", label("label-stopped", "stopped"));
@@ -215,6 +218,7 @@ function start() {
   let socket = null;
   let retryDelay = 1000;
   let current = null; // the assistant bubble being streamed: {item, body, text, citations}
+  let pending = null; // this viewer's question bubble, until the server echoes it as chat.question
 
   const setBusy = (busy) => {
     stop.disabled = !busy;
@@ -295,6 +299,22 @@ function start() {
       setBusy(false);
     },
     "paper.status": updatePaperStatus,
+    "chat.question"({ message }) {
+      // Every member gets every question; the asker's own is already on the page.
+      if (pending && pending.text === message.text) {
+        const own = buildMessage(message);
+        pending.item.replaceWith(own);
+        pending = null;
+        return;
+      }
+      hideSuggestions();
+      list.append(buildMessage(message));
+      scrollToEnd();
+    },
+    "chat.cleared"() {
+      pending = null;
+      showNotice("The chat was cleared.");
+    },
   };
 
   function connect() {
@@ -339,7 +359,9 @@ function start() {
     }
     showNotice("");
     hideSuggestions();
-    list.append(buildMessage({ role: "user", text, citations: {} }));
+    const item = buildMessage({ role: "user", text, citations: {} });
+    list.append(item);
+    pending = { item, text };
     socket.send(JSON.stringify({ type: "question", text }));
     question.value = "";
     setBusy(true);

@@ -9,6 +9,8 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from projects.services import ensure_default_project
+
 
 def has_pdfs(folder: Path) -> bool:
     return folder.is_dir() and any(p.suffix.lower() == ".pdf" for p in folder.rglob("*"))
@@ -40,6 +42,7 @@ class Command(BaseCommand):
         user = users.filter(username=settings.DEMO_USERNAME).first()
         if user is None:
             user = users.create_user(settings.DEMO_USERNAME, password=settings.DEMO_PASSWORD)
+        ensure_default_project(user)
         sign_in = f"Sign in as {settings.DEMO_USERNAME!r} with password {settings.DEMO_PASSWORD!r}"
         if not has_pdfs(folder):
             missing = "" if folder.is_dir() else " (no such folder: check the path)"
