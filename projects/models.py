@@ -55,6 +55,18 @@ class ProjectQuerySet(models.QuerySet["Project"]):
     def active(self) -> ProjectQuerySet:
         return self.filter(archived_at__isnull=True)
 
+    def with_member_count(self) -> ProjectQuerySet:
+        """Annotate `member_count`, counted in a subquery (`for_user` already joins memberships to
+        the viewer's own row, so a plain Count would say 1)."""
+        counts = (
+            ProjectMembership.objects.filter(project=OuterRef("pk"))
+            .order_by()
+            .values("project")
+            .annotate(n=models.Count("pk"))
+            .values("n")
+        )
+        return self.annotate(member_count=Subquery(counts, output_field=models.IntegerField()))
+
 
 class Project(models.Model):
     # Who created it; who may do what is decided by the memberships, never by this field.

@@ -49,7 +49,8 @@ def project_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     ensure_default_project(request.user)
     projects = (
         Project.objects.for_user(request.user)
-        .annotate(paper_count=Count("project_papers", distinct=True), member_count=Count("memberships", distinct=True))
+        .with_member_count()
+        .annotate(paper_count=Count("project_papers", distinct=True))
         .order_by("archived_at", "-is_default", "-updated_at", "pk")
     )
     return render(request, "projects/list.html", {"projects": projects, "form": ProjectForm()})

@@ -35,6 +35,12 @@ def bob(django_user_model):
 
 
 @pytest.fixture
+def carol(django_user_model):
+    """A third researcher: a reader in alice's shared project (see `team_project`)."""
+    return django_user_model.objects.create_user("carol", "carol@example.org", "carol-password-1")
+
+
+@pytest.fixture
 def mallory(django_user_model):
     """An outsider: must get a 404 for everything of alice's."""
     return django_user_model.objects.create_user("mallory", "mallory@example.org", "mallory-password-1")
@@ -244,6 +250,18 @@ def indexed_paper(chunk_store, make_pdf):
         return index_paper(paper_id=paper.pk)
 
     return make
+
+
+@pytest.fixture
+def team_project(alice, bob, carol):
+    """alice's shared project "Lab": alice admin, bob writer, carol reader (mallory is not a member)."""
+    from projects.models import Role
+    from projects.services import add_member, create_project
+
+    project = create_project(owner=alice, name="Lab")
+    add_member(project=project, user=bob, role=Role.WRITER)
+    add_member(project=project, user=carol, role=Role.READER)
+    return project
 
 
 @pytest.fixture

@@ -74,6 +74,10 @@ async def test_answer_streams_as_deltas_with_citations_before_their_first_use(al
     openai_stub.reply = "A follower that times out becomes a candidate [1]. A majority elects it [1]."
     socket, _ = await connected_socket(alice, indexed_project)
     received = await ask(socket, QUESTION)
+    # The question first, as every member with the project open sees it, stamped with the asker.
+    assert received[0]["type"] == "chat.question"
+    assert (received[0]["message"]["text"], received[0]["message"]["asker"]) == (QUESTION, "alice")
+    received = received[1:]
     assert received[0]["type"] == "answer.start"
     assert received[0]["extractive"] is False
     # Released sentence by sentence, each checked against its passage first (chat.support).

@@ -18,7 +18,6 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db.models import Count
 from django.http import Http404
 
 from annotagent.errors import AnnotagentError
@@ -111,7 +110,7 @@ class Command(BaseCommand):
             projects = Project.objects.for_user(_user(options["user"])).default_first()
         else:
             projects = Project.objects.order_by("pk")
-        for project in projects.select_related("owner").annotate(member_count=Count("memberships", distinct=True)):
+        for project in projects.select_related("owner").with_member_count():
             role = f" [{project.member_role}]" if project.member_role else ""
             flags = " default" if project.is_default else ""
             flags += " archived" if project.archived_at else ""
