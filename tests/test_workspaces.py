@@ -1,4 +1,4 @@
-"""Shared project workspaces: roles × actions on the HTML and API paths, the default private project,
+"""Shared project workspaces: each role against each action on the HTML and API paths, the default private project,
 shared papers, owner stamping, project-scoped dedupe, the last-admin rule, the data migration and
 `manage.py projects`. Personas: alice (admin), bob (writer), carol (reader), mallory (outsider)."""
 
@@ -89,7 +89,7 @@ def test_signing_up_gives_the_new_account_its_default_project(client):
     assert Project.objects.filter(owner__username="erin", is_default=True).count() == 1
 
 
-# --- HTML: each action × each role ----------------------------------------------------------------
+# --- HTML: each action for each role ----------------------------------------------------------------
 
 # (name, needed role, args kind, POST data or None for GET)
 HTML_ACTIONS = [
