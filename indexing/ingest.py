@@ -17,8 +17,15 @@ from indexing.services import ProgressCallback, index_paper, indexed_by_caller
 from papers.models import Paper
 from papers.services import add_paper_to_library, read_upload
 from papers.storage import files_removed_on_error
-from projects.models import Project
-from projects.services import ProjectFullError, add_papers_to_project, batch_room_notice, create_project, room_in
+from projects.models import Project, Role
+from projects.services import (
+    ProjectFullError,
+    add_papers_to_project,
+    batch_room_notice,
+    create_project,
+    get_project_for_user,
+    room_in,
+)
 
 
 @dataclass
@@ -66,7 +73,9 @@ def ingest_paths(
     report = IngestReport()
     files = find_pdfs(paths)
     if project_name:
-        report.project = Project.objects.for_user(user).filter(name=project_name).first()
+        # The user's own project of that name, checked like every other path: adding needs a writer.
+        found = Project.objects.for_user(user).filter(owner=user, name=project_name).first()
+        report.project = get_project_for_user(user, found.pk, need=Role.WRITER) if found else None
     if project_name:
         room = room_in(report.project) if report.project else settings.PROJECT_MAX_PAPERS
         report.notice = batch_room_notice(files=len(files), room=room, project_name=project_name)

@@ -627,3 +627,47 @@ def test_a_corrected_year_answers_a_metadata_question(visit):
     assert citation_data(link)["page"] == 1
     assert "Understandable Consensus" not in answer.inner_text()
     user.check_console()
+
+
+@pytest.mark.browser
+def test_a_member_sees_anothers_question_and_its_answer_stream_in_live(visit):
+    from playwright.sync_api import expect
+
+    owner = visit()
+    owner.sign_in(DEMO_USERNAME, DEMO_PASSWORD)
+
+    bob = visit()
+    bob.goto("/accounts/signup/")
+    bob.page.get_by_label("Username").fill("bob-lab")
+    bob.page.locator("#id_password1").fill("a-long-member-password-8")
+    bob.page.locator("#id_password2").fill("a-long-member-password-8")
+    bob.page.get_by_role("button", name="Sign up").click()
+    bob.page.get_by_role("button", name="Sign out").wait_for()
+    assert DEMO_PROJECT not in bob.page.content()
+
+    # The owner shares the project with bob on its Members page.
+    owner.open_demo_project()
+    owner.page.locator("#members-link").click()
+    owner.page.get_by_label("Username or e-mail").fill("bob-lab")
+    owner.page.locator("#member-role").select_option("writer")
+    owner.page.get_by_role("button", name="Add member").click()
+    expect(owner.page.locator('#members tr[data-username="bob-lab"]')).to_be_visible()
+
+    # bob, in his own browser context, now sees the shared project and opens it.
+    bob.goto("/")
+    expect(bob.page.locator(".project-card", has_text=DEMO_PROJECT).locator(".badge.shared")).to_be_visible()
+    bob.open_demo_project()
+    owner.open_demo_project()
+
+    owner.ask("How does Raft elect a leader?")
+
+    asked = bob.page.locator("#chat-messages > .message-user", has_text="How does Raft elect a leader?")
+    expect(asked).to_be_visible(timeout=ANSWER_TIMEOUT * 1000)
+    expect(asked.locator(".message-role")).to_have_text(DEMO_USERNAME)
+    answer = bob.page.locator("#chat-messages > .message-assistant").last
+    expect(answer).to_have_attribute("data-state", "complete", timeout=ANSWER_TIMEOUT * 1000)
+    # Streamed: bob's socket received the deltas live, not only the finished turn.
+    assert bob.events("chat.question") and bob.events("answer.delta") and bob.events("answer.done")
+    assert answer.locator("a.citation").count() >= 1
+    bob.check_console()
+    owner.check_console()

@@ -115,3 +115,34 @@ async def test_a_member_removed_while_connected_can_no_longer_ask(carol, shared_
     error = await socket.receive_json_from(timeout=10)
     assert (error["type"], error["code"]) == ("error", "not_found")
     assert not await sync_to_async(ChatMessage.objects.filter(chat__project=shared_project).exists)()
+
+
+@pytest.mark.django_db(transaction=False)
+def test_a_chunk_index_returning_another_workspaces_passages_never_leaks_them(
+    alice, mallory, indexed_paper, chunk_store, settings, monkeypatch
+):
+    """A chunk index whose paper filter misbehaves (here: Atlas `$vectorSearch` answering with every
+    chunk it holds) must not put mallory's private paper in an answer in alice's shared project:
+    retrieval filters the read-back candidates by the project's own papers."""
+    from chat.services import search_project
+    from indexing import store
+    from projects.services import get_project_for_user
+    from tests.conftest import PAXOS_PAGES, RAFT_PAGES
+
+    lab = create_project(owner=alice, name="Lab")
+    add_papers_to_project(project=lab, papers=[indexed_paper(alice, RAFT_PAGES, title="Raft")], user=alice)
+    secret = indexed_paper(mallory, PAXOS_PAGES, title="Mallory's Paxos")
+    add_papers_to_project(project=get_project_for_user(mallory, None), papers=[secret], user=mallory)
+
+    def every_chunk(query, versions, *, embedding_model, limit):
+        return [(chunk, 0.99) for chunk in chunk_store.find({})]
+
+    settings.RETRIEVAL_MODE = "dense"
+    monkeypatch.setattr(store, "is_atlas", lambda: True)
+    monkeypatch.setattr(store, "vector_search", every_chunk)
+
+    retrieval = search_project(project=lab, query="What do Paxos acceptors promise in a prepare request?")
+
+    assert every_chunk(None, {}, embedding_model="", limit=0)  # the index did return foreign chunks
+    assert {ref.paper_id for ref in retrieval.references} <= {p.pk for p in lab.papers.all()}
+    assert secret.pk not in {ref.paper_id for ref in retrieval.references}
