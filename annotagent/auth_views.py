@@ -9,8 +9,6 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from projects.services import ensure_default_project
-
 
 @require_http_methods(["GET", "POST"])
 def signup(request: HttpRequest) -> HttpResponse:
@@ -18,8 +16,7 @@ def signup(request: HttpRequest) -> HttpResponse:
         return redirect("projects:list")
     form: UserCreationForm[User] = UserCreationForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        user = form.save()
-        ensure_default_project(user)
+        user = form.save()  # the projects app gives the account its default project (post_save)
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         return redirect("projects:list")
     return render(request, "registration/signup.html", {"form": form})

@@ -1,7 +1,8 @@
 """A safety net of the projects app's own rule: every account has a default project.
 
-Sign-up and the demo command call `ensure_default_project` themselves; this receiver catches every
-other way a user row is made (the admin, `createsuperuser`, tests, scripts).
+The demo command calls `ensure_default_project` itself; this receiver covers sign-up (whose view
+lives in the bottom layer, which may not import projects) and every other way a user row is made
+(the admin, `createsuperuser`, tests, scripts).
 """
 
 from __future__ import annotations
