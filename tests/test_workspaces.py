@@ -532,3 +532,16 @@ def test_ask_without_project_uses_the_default_project_and_members_can_ask_shared
     out = StringIO()
     call_command("ask", "Sleep?", "--user", "carol", "--project", "Lab", "--json", stdout=out)
     assert '"answer"' in out.getvalue()
+
+
+# --- project notes follow the roles ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("persona", "role"), [("alice", "writer"), ("bob", "writer"), ("carol", "reader"), ("mallory", None)]
+)
+def test_project_notes_follow_the_members_roles(team, persona, role):
+    from notes.services import notes_role, project_item
+
+    found = notes_role(team[persona], project_item(team["project"]))
+    assert (found.value if found else None) == role
