@@ -161,9 +161,9 @@ def answer_from_metadata(
     question: str, papers: Sequence[Paper], *, author_names: Sequence[str] = ()
 ) -> MetadataAnswer | None:
     """The answer to *question* from the metadata of *papers* (a project's papers, fetched with
-    `named_for` the project's owner), or None when it is not a metadata question (or one that
-    also asks about content: see `papers_in_scope`). *author_names* are the asker's own ("mine").
-    Never reads the chunk index."""
+    `papers_as_added`: as the members who added them have them), or None when it is not a
+    metadata question (or one that also asks about content: see `papers_in_scope`). *author_names*
+    are the asker's own ("mine"). Never reads the chunk index."""
     if _FIRST_AUTHOR.search(question) or _AUTHORS.search(question) or _AUTHORS_OF.search(question):
         named = _named(question, papers)
         if not named:

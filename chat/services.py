@@ -54,7 +54,7 @@ from indexing.retrieval import Focus, Reference, Retrieval, retrieve_passages
 from papers.citation import PaperLabel, author_year_citation, bibtex_entry, paper_labels
 from papers.models import Paper
 from papers.services import author_names
-from projects.models import Project
+from projects.models import Project, papers_as_added
 
 logger = logging.getLogger(__name__)
 
@@ -163,9 +163,9 @@ def search_project(*, project: Project, query: str, top_k: int | None = None) ->
 
 
 def _project_papers(project: Project) -> list[Paper]:
-    """*project*'s papers; untitled ones are named by the file names the project's owner gave them,
-    never another user's."""
-    return list(Paper.objects.filter(projects=project).named_for(project.owner))
+    """*project*'s papers; untitled ones are named by the file name that the member who added each
+    gave it (`projects.models.papers_as_added`), so every member sees the same names."""
+    return list(papers_as_added(project))
 
 
 def paper_ref(paper: Paper) -> PaperRef:

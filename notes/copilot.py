@@ -43,7 +43,7 @@ from notes.suggestions import (
 )
 from papers.models import Paper
 from papers.services import get_paper_for_user
-from projects.models import Project
+from projects.models import Project, papers_as_added
 from projects.services import get_project_for_user
 
 MAX_MODEL_CALLS = 6
@@ -284,13 +284,11 @@ def ask_project_copilot(*, user: User, project: Project, question: str) -> Copil
     check_chat_model()
     question = check_question(question)
     scope = project_scope(user, project)
-    retrieval = retrieve_passages(papers=list(project.papers.all()), question=question)
+    project_papers = list(papers_as_added(project))
+    retrieval = retrieve_passages(papers=project_papers, question=question)
     references = {ref.n: ref for ref in retrieval.references}
     scope.citations = _citation_map(references)
-    papers = "\n".join(
-        f"- paper id {paper.pk}: {quote_data(paper.display_title)}"
-        for paper in Paper.objects.filter(projects=project).named_for(user)
-    )
+    papers = "\n".join(f"- paper id {paper.pk}: {quote_data(paper.display_title)}" for paper in project_papers)
     notes = "\n".join(tree_lines(scope.primary, with_text=False)) or "(no notes yet)"
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": COPILOT_SYSTEM_PROMPT},

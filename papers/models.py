@@ -38,10 +38,14 @@ class PaperQuerySet(BulkCreateSignalQuerySet["Paper"]):
         the paper is not in their library), and `library_corrections`: *user*'s corrections of its
         metadata (`UserPaper.corrections`, None when not in their library). Both are private to the
         library entry they came with, so `display_title` and `cited` show the viewer's own."""
-        entry = UserPaper.objects.filter(user=user, paper=OuterRef("pk"))
+        return self.named_by(UserPaper.objects.filter(user=user, paper=OuterRef("pk")))
+
+    def named_by(self, entries: models.QuerySet[UserPaper]) -> PaperQuerySet:
+        """Annotate `library_filename` and `library_corrections` (see `named_for`) from the first of
+        *entries*: library entries filtered against `OuterRef("pk")`, the paper being annotated."""
         return self.annotate(
-            library_filename=Subquery(entry.values("filename")[:1]),
-            library_corrections=Subquery(entry.values("corrections")[:1]),
+            library_filename=Subquery(entries.values("filename")[:1]),
+            library_corrections=Subquery(entries.values("corrections")[:1]),
         )
 
     def ready(self, *, embedding_model: str) -> PaperQuerySet:

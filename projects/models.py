@@ -13,7 +13,7 @@ from django.db import models
 from django.db.models import OuterRef, Q, Subquery
 
 from annotagent.querysets import BulkCreateSignalQuerySet
-from papers.models import Paper
+from papers.models import Paper, PaperQuerySet, UserPaper
 from projects.signals import links_bulk_created
 
 if TYPE_CHECKING:
@@ -140,6 +140,16 @@ class ProjectPaper(models.Model):
 
     def __str__(self) -> str:
         return f"{self.project} · {self.paper}"
+
+
+def papers_as_added(project: Project) -> PaperQuerySet:
+    """*project*'s papers, each named and corrected as the member who added it has it in their
+    library (`PaperQuerySet.named_by`): the file name and metadata corrections a member shares by
+    adding a paper, never another user's. A paper whose adder is gone (or no longer holds it in
+    their library) gets no file name and no corrections."""
+    adder = ProjectPaper.objects.filter(project=project, paper=OuterRef(OuterRef("pk"))).values("added_by")
+    entries = UserPaper.objects.filter(paper=OuterRef("pk"), user__in=adder)
+    return Paper.objects.filter(project_links__project=project).named_by(entries)
 
 
 def members_of(project: Project) -> models.QuerySet[ProjectMembership]:

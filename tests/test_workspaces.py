@@ -545,3 +545,27 @@ def test_project_notes_follow_the_members_roles(team, persona, role):
 
     found = notes_role(team[persona], project_item(team["project"]))
     assert (found.value if found else None) == role
+
+
+@pytest.mark.django_db
+def test_a_shared_projects_papers_go_by_the_names_and_corrections_of_the_member_who_added_them(
+    alice, bob, team_project, make_pdf
+):
+    from papers.services import add_paper_to_library, correct_paper_metadata
+    from projects.models import papers_as_added
+
+    data = make_pdf(["An untitled draft about quorum leases."])
+    shared = add_paper_to_library(user=alice, data=data, filename="alice-private-diary.pdf").paper
+    assert add_paper_to_library(user=bob, data=data, filename="bob-quorum-leases.pdf").paper == shared
+    correct_paper_metadata(user=bob, paper=shared, changes={"year": 2019})
+    correct_paper_metadata(user=alice, paper=shared, changes={"year": 1999})
+    own = add_paper_to_library(user=alice, data=make_pdf(["Alice's notes on Raft."]), filename="raft-notes.pdf").paper
+    add_papers_to_project(project=team_project, papers=[shared], user=bob)
+    add_papers_to_project(project=team_project, papers=[own], user=alice)
+
+    named = {paper.pk: paper for paper in papers_as_added(team_project)}
+
+    assert set(named) == {shared.pk, own.pk}
+    assert named[shared.pk].display_title == "bob-quorum-leases.pdf"
+    assert named[shared.pk].cited.year == 2019
+    assert named[own.pk].display_title == "raft-notes.pdf"
