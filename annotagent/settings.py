@@ -235,6 +235,14 @@ EMBEDDING_BACKEND = env.str("EMBEDDING_BACKEND", default="local")
 LOCAL_EMBED_MODEL = env.str("LOCAL_EMBED_MODEL", default="") or "all-MiniLM-L6-v2"
 OPENAI_EMBED_MODEL = env.str("OPENAI_EMBED_MODEL", default="text-embedding-3-small")
 EMBED_BATCH_SIZE = env.int("EMBED_BATCH_SIZE", default=64)
+# Threads torch uses inside one local-model call (0: torch's default, one per core). Each answer-pool
+# thread may run the model at once, so ANSWER_POOL_THREADS x this should not exceed the cores.
+EMBED_TORCH_THREADS = env.int("EMBED_TORCH_THREADS", default=1)
+# Sentence embeddings kept in each process (least recently used go first) in front of the chunk
+# index's `sentenceembeddings`; 20,000 MiniLM vectors ~ 30 MB.
+SENTENCE_EMBEDDING_CACHE_ENTRIES = env.int("SENTENCE_EMBEDDING_CACHE_ENTRIES", default=20_000)
+# Embed each newly indexed paper's candidate sentences in the worker, so answers need not.
+SENTENCE_EMBEDDING_PREFILL = env.bool("SENTENCE_EMBEDDING_PREFILL", default=True)
 
 # Chat models: any OpenAI-compatible endpoint. No API key means the extractive answerer.
 OPENAI_API_KEY = env.str("OPENAI_API_KEY", default="")
@@ -286,6 +294,12 @@ PROJECT_CHAT_HISTORY_TOKENS = env.int("PROJECT_CHAT_HISTORY_TOKENS", default=200
 PROJECT_CHAT_MAX_MESSAGES = env.int("PROJECT_CHAT_MAX_MESSAGES", default=200)
 # Per-paper chat: characters of the paper's text put in the prompt (the rest is cut, and the answer says so).
 PAPER_CHAT_MAX_CHARS = env.int("PAPER_CHAT_MAX_CHARS", default=60_000)
+# Threads of each web process that run retrieval and the answer model (the embedding model, the
+# extractive answer), so one answer never waits behind another's database save on the one thread
+# database calls share.
+ANSWER_POOL_THREADS = env.int("ANSWER_POOL_THREADS", default=2)
+if ANSWER_POOL_THREADS < 1:
+    raise ImproperlyConfigured("ANSWER_POOL_THREADS must be at least 1.")
 
 # The demo: a folder of PDFs ingested by `./run demo`. Unset: ../shared/papers/consensus when it holds
 # PDFs, else the sample paper shipped in sample_papers/ (see `manage.py demo`).

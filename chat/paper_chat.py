@@ -30,6 +30,7 @@ from django.utils import timezone
 from annotagent import llm
 from chat import events
 from chat.models import ChatMessage, PaperChat
+from chat.pool import in_answer_pool
 from chat.prompts import PageText, Turn, answered_turns, trim_history
 from chat.services import StreamedAnswer, extractive_answer, words
 from indexing import store
@@ -258,7 +259,7 @@ class PaperAnswerSession(StreamedAnswer):
         if self.extractive:
             passages = self.passages or []
             answer = (
-                (await sync_to_async(extractive_answer)(self.question, passages, refusal=PAPER_REFUSAL)).text
+                (await in_answer_pool(extractive_answer)(self.question, passages, refusal=PAPER_REFUSAL)).text
                 if passages
                 else PAPER_REFUSAL
             )

@@ -11,10 +11,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-import threading
 import time
-from collections import OrderedDict
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -45,11 +43,13 @@ from chat.extractive import (
 )
 from chat.metadata_answers import MetadataAnswer
 from chat.models import ChatMessage, ProjectChat
+from chat.pool import in_answer_pool
 from chat.prompts import REFUSAL, Turn, answered_turns, build_messages, trim_history
 from chat.question import PaperRef, QuestionAnalysis, analyse_question, first_author, rewrite_with_model
 from chat.support import UNREADABLE_NOTE, SentenceBuffer, answer_status, check_sentence
 from indexing.chunking import count_tokens
-from indexing.embeddings import embed_query, get_embedder
+from indexing.embedding_cache import sentence_embeddings
+from indexing.embeddings import embed_query
 from indexing.retrieval import Focus, Reference, Retrieval, retrieve_passages
 from papers.citation import PaperLabel, author_year_citation, bibtex_entry, paper_labels
 from papers.models import Paper
@@ -203,49 +203,9 @@ def _retrieve(papers: list[Paper], analysis: QuestionAnalysis) -> Retrieval:
     return retrieve_passages(papers=papers, question=analysis.query, focus=focus)
 
 
-class SentenceVectors:
-    """An LRU cache of sentence embeddings keyed by (embedding model, text).
-
-    The extractive answerer embeds candidate sentences of the retrieved passages; the same passages
-    come back for related questions and follow-ups, so their sentences are embedded once per
-    process. Holds at most *max_entries* vectors (384 floats each with MiniLM: 20,000 ~ 30 MB).
-    """
-
-    def __init__(self, max_entries: int = 20_000) -> None:
-        self.max_entries = max_entries
-        self._vectors: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Embeddings of *texts* (shape (len(texts), dimension)), embedding only the ones not cached."""
-        embedder = get_embedder()
-        keys = [(embedder.model_name, text) for text in texts]
-        with self._lock:
-            missing = list(dict.fromkeys(key[1] for key in keys if key not in self._vectors))
-        if missing:
-            fresh = embedder.embed(missing)
-            with self._lock:
-                for text, vector in zip(missing, fresh, strict=True):
-                    self._vectors[(embedder.model_name, text)] = vector
-                while len(self._vectors) > self.max_entries:
-                    self._vectors.popitem(last=False)
-        with self._lock:
-            rows = []
-            for key in keys:
-                vector = self._vectors.get(key)
-                if vector is None:  # evicted between the two locks by a concurrent caller
-                    vector = embedder.embed([key[1]])[0]
-                else:
-                    self._vectors.move_to_end(key)
-                rows.append(vector)
-        return np.array(rows, dtype=np.float32).reshape(len(texts), -1)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._vectors.clear()
-
-
-sentence_vectors = SentenceVectors()
+# The extractive answer's and the support check's `embed`: each sentence is embedded once, across
+# processes (indexing pre-fills it, `chat.prefill`).
+sentence_vectors = sentence_embeddings
 
 
 def extractive_answer(
@@ -363,7 +323,7 @@ class StreamedAnswer:
         self._unannounced.extend(new)
         out: list[dict[str, Any]] = []
         for sentence in buffer.feed(text) + (buffer.close() if final else []):
-            shown = await sync_to_async(self._check)(sentence)
+            shown = await in_answer_pool(self._check)(sentence)
             # A citation is announced with the first sentence that shows it.
             cited = {int(n) for n in re.findall(r"\[(\d+)\]", sentence)}
             announce = [n for n in self._unannounced if n in cited or final]
@@ -478,8 +438,8 @@ class AnswerSession(StreamedAnswer):
             return self._metadata_start(papers)
         scope = metadata_answers.papers_in_scope(self.question, papers, author_names=names)
         question = self.question if scope is None else scope.question
-        self.analysis = await sync_to_async(analyse_for_project)(papers, question, self.history)
-        self.retrieval = await sync_to_async(_retrieve)(papers if scope is None else scope.papers, self.analysis)
+        self.analysis = await in_answer_pool(analyse_for_project)(papers, question, self.history)
+        self.retrieval = await in_answer_pool(_retrieve)(papers if scope is None else scope.papers, self.analysis)
         self.references = {ref.n: ref for ref in self.retrieval.references}
         self.extractive = not llm.chat_model_configured()
         self._load_labels(papers)
@@ -550,7 +510,7 @@ class AnswerSession(StreamedAnswer):
                 yield word
             return
         if self.extractive:
-            result = await sync_to_async(extractive_answer)(
+            result = await in_answer_pool(extractive_answer)(
                 self.question,
                 retrieval.references,
                 query_embedding=retrieval.query_embedding,

