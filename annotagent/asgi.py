@@ -12,6 +12,10 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from annotagent.origins import SameOriginValidator  # noqa: E402
 from chat.routing import websocket_urlpatterns  # noqa: E402
+from indexing.embedding_server import start_embedding_server  # noqa: E402
+
+# `manage.py ask` borrows this process's loaded model instead of loading its own.
+start_embedding_server()
 
 application = ProtocolTypeRouter(
     {

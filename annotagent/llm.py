@@ -14,14 +14,18 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import openai
 from django.conf import settings
-from openai import AsyncStream
-from openai.types.chat import ChatCompletionChunk, ChatCompletionMessageParam
 
 from annotagent.errors import ServiceUnavailableError
+
+if TYPE_CHECKING:
+    # Imported where a model is called: the SDK takes about a second to import, which every
+    # process (`manage.py ask` without a chat model too) would otherwise pay.
+    import openai
+    from openai import AsyncStream
+    from openai.types.chat import ChatCompletionChunk, ChatCompletionMessageParam
 
 
 class ChatModelError(ServiceUnavailableError):
@@ -43,6 +47,8 @@ def configured_chat_model(*, project: bool) -> str:
 
 @cache
 def _clients(api_key: str, base_url: str | None, timeout: float) -> tuple[openai.OpenAI, openai.AsyncOpenAI]:
+    import openai
+
     kwargs: dict[str, Any] = {"api_key": api_key, "base_url": base_url, "timeout": timeout, "max_retries": 2}
     return openai.OpenAI(**kwargs), openai.AsyncOpenAI(**kwargs)
 
@@ -57,6 +63,8 @@ def get_async_openai_client() -> openai.AsyncOpenAI:
 
 def complete(prompt: str, *, model: str, max_tokens: int = 200) -> str:
     """One non-streamed completion of a single user *prompt*. Raises ChatModelError."""
+    import openai
+
     try:
         response = get_openai_client().chat.completions.create(
             model=model, messages=[{"role": "user", "content": prompt}], max_tokens=max_tokens, temperature=0
@@ -73,6 +81,8 @@ async def stream_chat(messages: list[dict[str, str]], *, model: str) -> AsyncGen
     HTTP stream, which cancels generation on the server. Raises ChatModelError when the model cannot
     be reached or fails mid-stream.
     """
+    import openai
+
     try:
         stream: AsyncStream[ChatCompletionChunk] = await get_async_openai_client().chat.completions.create(
             model=model,
@@ -127,6 +137,8 @@ def complete_with_tools(
 ) -> ToolReply:
     """One non-streamed completion of *messages* (OpenAI chat format, tool turns included) offering
     *tools* (OpenAI function-tool schemas; None or [] offers none). Raises ChatModelError."""
+    import openai
+
     kwargs: dict[str, Any] = {"model": model, "messages": messages, "max_tokens": max_tokens, "temperature": 0.1}
     if tools:
         kwargs["tools"] = tools
@@ -151,6 +163,8 @@ async def stream_chat_with_tools(
     """Stream the text of one completion of *messages* offering *tools*, as `stream_chat` does;
     the tool calls the model makes are appended to *calls* once the stream has ended (their
     arguments arrive in pieces). Raises ChatModelError."""
+    import openai
+
     try:
         stream: AsyncStream[ChatCompletionChunk] = await get_async_openai_client().chat.completions.create(
             model=model,

@@ -238,6 +238,8 @@ EMBED_BATCH_SIZE = env.int("EMBED_BATCH_SIZE", default=64)
 # Threads torch uses inside one local-model call (0: torch's default, one per core). Each answer-pool
 # thread may run the model at once, so ANSWER_POOL_THREADS x this should not exceed the cores.
 EMBED_TORCH_THREADS = env.int("EMBED_TORCH_THREADS", default=1)
+# Each web process lends its local model to `manage.py ask` on a Unix socket in this folder.
+EMBEDDING_SOCKET_DIR = env_path("EMBEDDING_SOCKET_DIR", DATA_DIR / "embedders")
 # Sentence embeddings kept in each process (least recently used go first) in front of the chunk
 # index's `sentenceembeddings`; 20,000 MiniLM vectors ~ 30 MB.
 SENTENCE_EMBEDDING_CACHE_ENTRIES = env.int("SENTENCE_EMBEDDING_CACHE_ENTRIES", default=20_000)

@@ -78,6 +78,13 @@ class LocalEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
+        if self._model is None:
+            from indexing import embedding_server
+
+            if embedding_server.prefers_running_server():
+                borrowed = embedding_server.request_embeddings(self.model_name, texts)
+                if borrowed is not None:
+                    return _normalise(borrowed)
         model = self._load()
         vectors = model.encode(
             list(texts), batch_size=settings.EMBED_BATCH_SIZE, normalize_embeddings=True, show_progress_bar=False

@@ -16,11 +16,14 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.test.utils import override_settings
 
 from chat.services import QuestionError, answer_question, check_question
+from indexing.embedding_server import use_running_server
 from indexing.retrieval import MODES
 from projects.management.commands.projects import resolve_project
 
 
 class Command(BaseCommand):
+    # The system checks cost most of a second per run; a question needs none of them.
+    requires_system_checks: list[str] = []
     help = (
         "Ask a project a question; print the answer and its references (or JSON with --json, where each "
         "reference also shows its dense rank, lexical rank and fused score, and 'query', the resolved question). "
@@ -49,6 +52,8 @@ class Command(BaseCommand):
         except QuestionError as exc:
             raise CommandError(exc.message) from None
         mode = options["mode"] or settings.RETRIEVAL_MODE
+        # A running web server's model answers in milliseconds; loading our own takes seconds.
+        use_running_server()
         # The answer workflow reads the mode from settings; the flag is this invocation's setting.
         with override_settings(RETRIEVAL_MODE=mode):
             answer = answer_question(project=project, user=user, question=question, chat=options["chat"])
