@@ -150,6 +150,7 @@ def test_a_paper_in_several_projects_is_embedded_once_and_keeps_its_chunks_until
 
 
 def test_switching_the_embedding_model_never_mixes_vectors(alice, settings, stub_embeddings):
+    settings.SENTENCE_EMBEDDING_PREFILL = False  # only chunk embeddings are counted below
     first = indexed_paper(alice, [OLD_TEXT], title="First")
     second = indexed_paper(alice, [NEW_TEXT], title="Second")
     project = create_project(owner=alice, name="P")
