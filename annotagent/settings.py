@@ -66,6 +66,7 @@ INSTALLED_APPS = [
     "indexing",
     "chat",
     "notes",
+    "mcp_server",
 ]
 
 MIDDLEWARE = [

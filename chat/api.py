@@ -8,7 +8,7 @@ event per chat event, its `event:` the type and its `data:` the event as JSON.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import aclosing
 from http import HTTPStatus
 from typing import Any
@@ -33,6 +33,7 @@ from chat.services import (
     search_project,
 )
 from chat.streaming import answer_events, server_sent_event
+from indexing.retrieval import Reference
 from projects.models import Project, Role
 from projects.services import get_project_for_user
 
@@ -228,13 +229,18 @@ class SearchView(APIView):
         retrieval = search_project(
             project=project, query=query.validated_data["q"], top_k=query.validated_data.get("top_k")
         )
-        passages = [
-            {
-                **ref.as_citation(),
-                "n": ref.n,
-                "url": ref.url,
-                "score": ref.fused_score if ref.fused_score is not None else ref.cosine_similarity,
-            }
-            for ref in retrieval.references
-        ]
-        return Response({"project_id": project.pk, "passages": passages})
+        return Response({"project_id": project.pk, "passages": passages_json(retrieval.references)})
+
+
+def passages_json(references: Sequence[Reference]) -> list[dict[str, Any]]:
+    """The JSON form of searched passages (see PassageSerializer): the cited fields, their number,
+    the reader's URL at the page, and the fused score (hybrid) or else the cosine similarity."""
+    return [
+        {
+            **ref.as_citation(),
+            "n": ref.n,
+            "url": ref.url,
+            "score": ref.fused_score if ref.fused_score is not None else ref.cosine_similarity,
+        }
+        for ref in references
+    ]

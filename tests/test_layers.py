@@ -2,11 +2,13 @@
 
 Layers, lowest first (equal numbers are one layer):
 
-    annotagent (0) < papers (1) < projects (2) < indexing (3) < chat (4) = notes (4)
+    annotagent (0) < papers (1) < projects (2) < indexing (3) < chat (4) = notes (4) < mcp_server (5)
 
 `notes` shares the top layer with `chat`: the per-paper chat offers note suggestions
 (`chat.paper_chat` -> `notes.copilot`, `notes.suggestions`) and the copilots answer with chat's prompts,
 citations and paper text (`notes` -> `chat`), and both read passages through `indexing.retrieval`.
+`mcp_server` is an edge app on top (tools for agents over the Model Context Protocol), like the APIs
+it reuses.
 
 Core modules are all but the edges, which translate between the outside and the core and may import
 any layer: views, APIs, URL confs (`urls`, `*_urls`, the WebSocket `routing`), consumers, admin, the
@@ -24,7 +26,7 @@ from django.apps import apps
 
 ROOT = Path(__file__).resolve().parent.parent
 
-LAYERS = {"annotagent": 0, "papers": 1, "projects": 2, "indexing": 3, "chat": 4, "notes": 4}
+LAYERS = {"annotagent": 0, "papers": 1, "projects": 2, "indexing": 3, "chat": 4, "notes": 4, "mcp_server": 5}
 EDGE_MODULES = {"views", "api", "urls", "routing", "consumers", "admin", "asgi", "wsgi"}
 EDGE_PACKAGES = {"templatetags", "management", "migrations", "tests"}
 
