@@ -1,4 +1,5 @@
-"""ASGI entry point: HTTP through Django, WebSockets through Channels (served by Daphne)."""
+"""ASGI entry point: HTTP through Django (but /mcp/: the MCP tools over streamable HTTP), WebSockets
+through Channels (served by Daphne)."""
 
 import os
 
@@ -13,13 +14,14 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from annotagent.origins import SameOriginValidator  # noqa: E402
 from chat.routing import websocket_urlpatterns  # noqa: E402
 from indexing.embedding_server import start_embedding_server  # noqa: E402
+from mcp_server.http import with_mcp  # noqa: E402
 
 # `manage.py ask` borrows this process's loaded model instead of loading its own.
 start_embedding_server()
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        "http": with_mcp(django_asgi_app),
         "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

@@ -1,9 +1,11 @@
 """Annotagent's tools for agents over the Model Context Protocol (the official `mcp` SDK).
 
-An edge like the REST API: every tool acts as one authenticated user (`build_server(user)`; the user
-comes from a DRF API token, see `user_for_token`), resolves the project it names (or the user's
-default project when `project_id` is omitted) with `projects.services.get_project_for_user`, and
-calls the same services and JSON shapes as `/api/projects/`, `/api/search/` and `/api/ask/`.
+An edge like the REST API: every tool acts as one authenticated user, the user of a DRF API token
+(`user_for_token`): over stdio the one the server was started with (`build_server(user)`), over HTTP
+the one `mcp_server.http` authenticated for the request (`build_server()`). Each tool resolves the
+project it names (or the user's default project when `project_id` is omitted) with
+`projects.services.get_project_for_user`, and calls the same services and JSON shapes as
+`/api/projects/`, `/api/search/` and `/api/ask/`.
 
 Tools: `project_list`, `project_get`, `project_default_get`, `search`, `ask`. Member management is
 deliberately not offered. A failed call returns an MCP tool error whose text is the API's error body,
@@ -20,7 +22,7 @@ from typing import Any, TypeVar
 from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
 from django.http import Http404
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
@@ -79,60 +81,82 @@ def project_json(project: Project) -> dict[str, Any]:
     return dict(ProjectSerializer(project).data)
 
 
-def build_server(user: User) -> MCPServer:
-    """An MCP server whose tools act as *user* (already authenticated)."""
+def request_user(ctx: Context) -> User:
+    """The user `mcp_server.http` authenticated for the HTTP request carrying this tool call (its
+    ASGI scope's `user`). Raises a `not_authenticated` tool error when there is none."""
+    request = ctx.request_context.request
+    user = getattr(request, "scope", {}).get("user") if request is not None else None
+    if not isinstance(user, User):
+        raise _error("not_authenticated", "No API token was given with the request.")
+    return user
+
+
+def build_server(user: User | None = None) -> MCPServer:
+    """An MCP server whose tools act as *user* (already authenticated; stdio), or, without one, as the
+    user authenticated for each HTTP request (see `request_user`)."""
     server = MCPServer(name="annotagent", instructions=INSTRUCTIONS)
 
+    def caller(ctx: Context) -> User:
+        return user if user is not None else request_user(ctx)
+
     @server.tool()
-    async def project_list() -> dict[str, Any]:
+    async def project_list(ctx: Context) -> dict[str, Any]:
         """The projects I am a member of, my default project first, each with my role
         (admin, writer or reader), its paper count and member count."""
 
+        me = caller(ctx)
+
         def run() -> dict[str, Any]:
-            ensure_default_project(user)
-            projects = Project.objects.for_user(user).default_first().select_related("owner")
+            ensure_default_project(me)
+            projects = Project.objects.for_user(me).default_first().select_related("owner")
             return {"projects": [project_json(project) for project in projects]}
 
         return await _run(run)
 
     @server.tool()
-    async def project_get(project_id: int | None = None) -> dict[str, Any]:
+    async def project_get(ctx: Context, project_id: int | None = None) -> dict[str, Any]:
         """One project I am a member of (my default project when project_id is omitted), with my role."""
-        return await _run(lambda: project_json(get_project_for_user(user, project_id)))
+        me = caller(ctx)
+        return await _run(lambda: project_json(get_project_for_user(me, project_id)))
 
     @server.tool()
-    async def project_default_get() -> dict[str, Any]:
+    async def project_default_get(ctx: Context) -> dict[str, Any]:
         """My default private project ("My papers")."""
-        return await _run(lambda: project_json(get_project_for_user(user, None)))
+        me = caller(ctx)
+        return await _run(lambda: project_json(get_project_for_user(me, None)))
 
     @server.tool()
-    async def search(query: str, project_id: int | None = None, top_k: int | None = None) -> dict[str, Any]:
+    async def search(
+        ctx: Context, query: str, project_id: int | None = None, top_k: int | None = None
+    ) -> dict[str, Any]:
         """The passages of a project's papers that best match *query*: each with its paper (paper_id,
         title), 1-based PDF page, text, reader URL and score (fused hybrid score, or cosine
         similarity). project_id omitted: my default project. top_k: 1 to 50 passages."""
         if top_k is not None and not 1 <= top_k <= 50:
             raise _error("invalid", "top_k is between 1 and 50.")
+        me = caller(ctx)
 
         def run() -> dict[str, Any]:
-            project = get_project_for_user(user, project_id)
-            check_user_rate(user_id=user.pk, action="question")
+            project = get_project_for_user(me, project_id)
+            check_user_rate(user_id=me.pk, action="question")
             retrieval = search_project(project=project, query=query, top_k=top_k)
             return {"project_id": project.pk, "passages": passages_json(retrieval.references)}
 
         return await _run(run)
 
     @server.tool()
-    async def ask(question: str, project_id: int | None = None) -> dict[str, Any]:
+    async def ask(ctx: Context, question: str, project_id: int | None = None) -> dict[str, Any]:
         """Ask a project a question; the answer cites its passages as [n]. Returns `answer` (text with
         [n] markers), `status` (answered, partly_answered, not_stated, no_papers), `references` (n,
         paper_id, title, page, text, url) and `extractive`. The question and answer become a turn of
         the project's chat, asked by me. project_id omitted: my default project."""
+        me = caller(ctx)
 
         def run() -> dict[str, Any]:
-            project = get_project_for_user(user, project_id)
+            project = get_project_for_user(me, project_id)
             checked = check_question(question)
-            check_user_rate(user_id=user.pk, action="question")
-            answer = answer_question(project=project, user=user, question=checked, chat=True)
+            check_user_rate(user_id=me.pk, action="question")
+            answer = answer_question(project=project, user=me, question=checked, chat=True)
             return {"project_id": project.pk, **answer_json(answer)}
 
         return await _run(run)

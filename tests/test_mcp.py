@@ -1,17 +1,21 @@
 """The MCP tools (`mcp_server`) through the SDK's client over its in-memory transport: each tool for
 each persona on alice's shared project "Consensus" (alice admin, bob writer, carol reader, mallory
-outsider), the default project when no project is named, and the API token that authenticates."""
+outsider), the default project when no project is named, and the API token that authenticates;
+then over streamable HTTP through the ASGI app, with the token as a Bearer header."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+import httpx2
 import pytest
 from asgiref.sync import async_to_sync
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types import CallToolResult, TextContent
 from rest_framework.authtoken.models import Token
 
 from chat.models import ChatMessage
@@ -33,20 +37,25 @@ def lab(alice, bob, carol, mallory, indexed_project):
     return {"alice": alice, "bob": bob, "carol": carol, "mallory": mallory, "project": indexed_project}
 
 
+def unpack(result: CallToolResult) -> tuple[bool, Any]:
+    """(is_error, the structured result or the error body, which the SDK's text prefixes with "Error
+    executing tool <name>: ")."""
+    if result.is_error:
+        (content,) = result.content
+        assert isinstance(content, TextContent)
+        text = content.text
+        return True, json.loads(text[text.index("{") :])
+    return False, result.structured_content
+
+
 def call(user, tool: str, **arguments: Any) -> tuple[bool, Any]:
-    """Call *tool* as *user* through an MCP client session (the JSON-RPC path, as over stdio).
-    Returns (is_error, structured result or the error body, which the SDK prefixes with "Error executing
-    tool <name>: ")."""
+    """Call *tool* as *user* through an MCP client session (the JSON-RPC path, as over stdio)."""
 
     async def run() -> Any:
         async with Client(build_server(user), mode="legacy") as client:
             return await client.call_tool(tool, arguments)
 
-    result = async_to_sync(run)()
-    if result.is_error:
-        text = result.content[0].text
-        return True, json.loads(text[text.index("{") :])
-    return False, result.structured_content
+    return unpack(async_to_sync(run)())
 
 
 def test_the_tools_offered_leave_member_management_out(alice):
@@ -166,3 +175,70 @@ def test_the_command_reads_the_token_from_the_environment(monkeypatch):
     monkeypatch.setenv("ANNOTAGENT_TOKEN", "not-a-token")
     with pytest.raises(CommandError, match="refused"):
         call_command("mcp_server")
+
+
+# --- streamable HTTP, mounted in the ASGI app -----------------------------------------------------
+
+
+def call_over_http(key: str | None, tool: str, **arguments: Any) -> tuple[bool, Any]:
+    """Call *tool* over streamable HTTP at /mcp/ with `Authorization: Bearer <key>`, through the ASGI
+    app's router in front of Django (a fresh MCP app, started and stopped within this call)."""
+    from django.core.asgi import get_asgi_application
+
+    from mcp_server.http import McpHttpApp, with_mcp
+
+    async def run() -> Any:
+        mcp = McpHttpApp()
+        app = with_mcp(get_asgi_application(), mcp)
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        http = httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), headers=headers)
+        try:
+            async with http, Client(streamable_http_client("http://testserver/mcp/", http_client=http)) as client:
+                return await client.call_tool(tool, arguments)
+        finally:
+            await mcp.close()
+
+    return unpack(async_to_sync(run)())
+
+
+@pytest.mark.parametrize("persona", PERSONAS)
+def test_search_over_http_acts_as_the_tokens_user(lab, persona):
+    key = Token.objects.create(user=lab[persona]).key
+    error, result = call_over_http(key, "search", query="majority quorums", project_id=lab["project"].pk)
+    if persona in ROLES:
+        assert not error and result["passages"][0]["title"] == "Paxos"
+    else:
+        assert error and result["error"]["code"] == "not_found" and "Paxos" not in json.dumps(result)
+
+
+def test_project_default_get_over_http_is_the_callers_own(lab):
+    key = Token.objects.create(user=lab["carol"]).key
+    error, result = call_over_http(key, "project_default_get")
+    assert not error and (result["owner"], result["is_default"]) == ("carol", True)
+
+
+@pytest.mark.parametrize("authorization", [None, "Bearer not-a-token", "Basic YWxpY2U6cHc="])
+def test_http_without_a_valid_token_is_refused_before_the_tools(alice, authorization):
+    from annotagent.asgi import application
+
+    async def run() -> httpx2.Response:
+        headers = {"Authorization": authorization} if authorization else {}
+        async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=application)) as http:
+            body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+            return await http.post("http://testserver/mcp/", json=body, headers=headers)
+
+    response = async_to_sync(run)()
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "not_authenticated"
+    assert response.headers["www-authenticate"].startswith("Bearer")
+
+
+def test_the_rest_of_http_still_goes_to_django(alice, client):
+    from annotagent.asgi import application
+
+    async def run() -> httpx2.Response:
+        async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=application)) as http:
+            return await http.get("http://testserver/api/projects/")
+
+    response = async_to_sync(run)()
+    assert response.status_code == 401 and response.headers["www-authenticate"].startswith("Token")
