@@ -82,7 +82,9 @@ def start_embedding_server() -> Path | None:
         return None
     path = socket_dir() / f"{os.getpid()}.sock"
     if _server is not None:
-        return path
+        if Path(str(_server.server_address)) == path:
+            return path
+        stop_embedding_server()  # EMBEDDING_SOCKET_DIR changed since (tests): serve at the new place
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.unlink(missing_ok=True)  # a dead process of the same pid
