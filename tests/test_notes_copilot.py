@@ -13,9 +13,6 @@ from django.urls import reverse
 from chat.models import PaperChat
 from notes.models import CopilotMessage, Note
 from notes.services import (
-    NoteRole,
-    NotesReadOnlyError,
-    check_role_writes,
     create_note,
     paper_item,
     project_item,
@@ -378,12 +375,30 @@ def test_an_outsider_cannot_accept_or_reject_alices_suggestions(mallory, pending
     assert decide(api, *pending_edit, "reject").status_code == HTTPStatus.NOT_FOUND
 
 
-def test_a_reader_of_project_notes_cannot_write_them():
-    # Projects have a single owner today, so no persona is a reader yet; every write (accepting a
-    # suggestion included) goes through this check of the role `notes_role` gives.
-    with pytest.raises(NotesReadOnlyError):
-        check_role_writes(NoteRole.READER)
-    check_role_writes(NoteRole.WRITER)
+@pytest.mark.django_db
+def test_a_reader_of_a_shared_project_sees_suggestions_but_cannot_accept_them(
+    alice, carol, team_project, openai_stub, api_client_for
+):
+    draft = create_note(user=alice, item=project_item(team_project), name="Draft", content="<p>Old</p>")
+    openai_stub.script = [
+        tools_reply(
+            call("suggest_note_edit", note_id=draft.pk, note_name="Draft", content="<p>New</p>", description="d"),
+            call("suggest_note_create", note_name="Extra", parent_id=None, content="<p>More</p>", description="d"),
+        ),
+        "Done.",
+    ]
+    api = api_client_for(carol)
+    body = ask_copilot(api, team_project).json()
+    assert [s["type"] for s in body["suggestions"]] == ["edit", "create"]
+
+    for suggestion in body["suggestions"]:
+        refused = decide(api, body["id"], suggestion["id"], "accept")
+        assert refused.status_code == HTTPStatus.FORBIDDEN, refused.json()
+        assert refused.json()["error"]["code"] == "notes_read_only"
+    draft.refresh_from_db()
+    assert (draft.content, draft.version) == ("<p>Old</p>", 1)
+    assert not Note.objects.filter(name="Extra").exists()
+    assert CopilotMessage.objects.get(pk=body["id"]).suggestions[0]["status"] == "pending"
 
 
 @pytest.mark.django_db
