@@ -30,7 +30,7 @@ from indexing.embeddings import EmbeddingError, configured_model_name, get_embed
 from indexing.lookup import checked_with_lookup
 from indexing.metadata import PaperMetadata
 from indexing.notifications import notify_paper_status
-from indexing.pdf import PdfError, PdfInterruptedError, extract_metadata, extract_text
+from indexing.pdf import PdfError, PdfInterruptedError, PdfResourceError, extract_metadata, extract_text
 from indexing.signals import paper_indexed
 from papers.metadata import doc_key
 from papers.models import Paper
@@ -204,10 +204,13 @@ class _ProgressPublisher:
             notify_paper_status(self.paper, progress=event.percent)
 
 
-def _set_status(paper: Paper, status: str, error: str = "") -> None:
+def _set_status(paper: Paper, status: str, error: str = "", code: str = "") -> None:
     paper.index_status = status
     paper.index_error = error
-    Paper.objects.filter(pk=paper.pk).update(index_status=status, index_error=error, updated_at=timezone.now())
+    paper.index_error_code = code
+    Paper.objects.filter(pk=paper.pk).update(
+        index_status=status, index_error=error, index_error_code=code, updated_at=timezone.now()
+    )
     notify_paper_status(paper)
 
 
@@ -364,6 +367,7 @@ def _build(claim: IndexClaim, progress: ProgressCallback | None) -> Paper:
             swapped = Paper.objects.filter(pk=paper.pk, index_claim=claim.version).update(
                 index_status=Paper.IndexStatus.READY,
                 index_error="",
+                index_error_code="",
                 index_version=new_version,
                 index_claim="",
                 index_claimed_until=None,
@@ -387,7 +391,7 @@ def _build(claim: IndexClaim, progress: ProgressCallback | None) -> Paper:
         store.delete_chunks_of_version(paper.pk, new_version)
         raise
     except AnnotagentError as exc:
-        _fail(paper, claim, exc.message, keep_serving=keep_serving)
+        _fail(paper, claim, exc.message, keep_serving=keep_serving, code=unreadable_code(exc))
         report(IndexProgress(paper.pk, "failed", message=exc.message))
         raise
     except Exception as exc:
@@ -411,7 +415,13 @@ def _build(claim: IndexClaim, progress: ProgressCallback | None) -> Paper:
 
 
 def _fail(
-    paper: Paper, claim: IndexClaim, reason: str, *, keep_serving: bool, status: str = Paper.IndexStatus.FAILED
+    paper: Paper,
+    claim: IndexClaim,
+    reason: str,
+    *,
+    keep_serving: bool,
+    status: str = Paper.IndexStatus.FAILED,
+    code: str = "",
 ) -> None:
     try:
         store.delete_chunks_of_version(paper.pk, claim.version)
@@ -424,7 +434,16 @@ def _fail(
     if keep_serving:
         _set_status(paper, Paper.IndexStatus.READY, f"Re-indexing failed; the previous index is still used. {reason}")
     else:
-        _set_status(paper, status, reason)
+        _set_status(paper, status, reason, code)
+
+
+def unreadable_code(exc: BaseException) -> str:
+    """The stable code of *exc* when the file itself is the problem (a PdfError other than running
+    out of parse time or memory, which new limits may cure), else "": what `index_error_code`
+    records, so a backfill or a new project link does not retry the same bytes for nothing."""
+    if isinstance(exc, PdfError) and not isinstance(exc, PdfResourceError):
+        return exc.code
+    return ""
 
 
 def is_permanent_failure(exc: BaseException) -> bool:
@@ -500,15 +519,19 @@ def queue_unindexed(*, paper_ids: Iterable[int]) -> None:
     """Lazy backfill, when papers join a project: each of *paper_ids* with no complete chunks for the
     configured embedding model (never indexed, failed, indexed by another model, or pending with its
     task lost) goes back to `pending` and is queued after commit. A paper being indexed right now is
-    left to that run; one already ready is left alone."""
+    left to that run; one already ready is left alone, and so is one that failed because of the file
+    itself (`Paper.objects.unreadable()`: the same bytes would fail again)."""
     ready = Paper.objects.ready(embedding_model=configured_model_name())
     papers = (
         Paper.objects.filter(pk__in=set(paper_ids))
         .exclude(index_status=Paper.IndexStatus.INDEXING)
         .exclude(pk__in=ready.values("pk"))
+        .exclude(pk__in=Paper.objects.unreadable().values("pk"))
     )
     to_queue = list(papers.order_by("pk").values_list("pk", flat=True))
-    Paper.objects.filter(pk__in=to_queue).update(index_status=Paper.IndexStatus.PENDING, index_error="")
+    Paper.objects.filter(pk__in=to_queue).update(
+        index_status=Paper.IndexStatus.PENDING, index_error="", index_error_code=""
+    )
     for paper_id in to_queue:
         queue_index(paper_id=paper_id)
 

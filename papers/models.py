@@ -58,6 +58,10 @@ class PaperQuerySet(BulkCreateSignalQuerySet["Paper"]):
         """Papers indexed without some of their pages (image-only or garbled ones)."""
         return self.exclude(extraction_warning="")
 
+    def unreadable(self) -> PaperQuerySet:
+        """Papers that failed because of the file itself (`index_error_code` set)."""
+        return self.filter(index_status=Paper.IndexStatus.FAILED).exclude(index_error_code="")
+
     def not_ready(self, *, embedding_model: str) -> PaperQuerySet:
         """The complement of `ready`."""
         return self.filter(~Q(index_status=Paper.IndexStatus.READY) | ~Q(embedding_model=embedding_model))
@@ -96,6 +100,12 @@ class Paper(models.Model):
 
     index_status = models.CharField(max_length=16, choices=IndexStatus.choices, default=IndexStatus.PENDING)
     index_error = models.TextField(blank=True, help_text="Why indexing failed, in words a researcher can act on.")
+    index_error_code = models.CharField(
+        max_length=40,
+        blank=True,
+        help_text="Set when indexing failed because of the file itself (pdf_encrypted, pdf_no_text, ...): "
+        "retrying the same bytes with the same settings cannot help.",
+    )
     # Chunks carry the version they were written under; retrieval reads only the current one, so a
     # re-index swaps a paper's chunks in one row update. A version is a random token (uuid4 hex, ""
     # before the first build), never a counter: two databases or two workers never make the same one.

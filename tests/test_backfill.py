@@ -110,6 +110,28 @@ def test_a_failing_paper_is_reported_the_others_finish_and_the_exit_code_is_non_
     assert Paper.objects.get(pk=good.pk).index_status == "ready"
 
 
+def test_a_paper_whose_file_is_unreadable_is_skipped_by_later_runs_until_retry_failed(alice, stub, make_pdf):
+    bad = new_paper(alice, [TEXTS[1]])
+    with open(bad.file.path, "wb") as handle:
+        handle.write(make_pdf([TEXTS[1]], user_password="secret"))
+    with pytest.raises(CommandError):
+        run()
+    assert Paper.objects.get(pk=bad.pk).index_error_code == "pdf_encrypted"
+
+    again = run()  # nothing to do: the same bytes would fail the same way, so the run succeeds
+
+    assert f"skipped paper {bad.pk}" in again and "0 paper(s) to index" in again
+    # Joining a project does not queue it again either.
+    add_papers_to_project(project=create_project(owner=alice, name="Later"), papers=[bad], user=alice)
+    assert Paper.objects.get(pk=bad.pk).index_status == "failed"
+    # The operator asks for a retry (after fixing the cause: here, the file is readable now).
+    with open(bad.file.path, "wb") as handle:
+        handle.write(make_pdf([TEXTS[1]]))
+    assert "1 paper(s) to index" in run("--retry-failed")
+    assert Paper.objects.get(pk=bad.pk).index_status == "ready"
+    assert Paper.objects.get(pk=bad.pk).index_error_code == ""
+
+
 def test_ready_papers_whose_chunks_vanished_are_rebuilt_unless_missing_only(alice, stub):
     paper = indexed_paper(alice, [TEXTS[0]])
     store.delete_chunks(paper.pk)

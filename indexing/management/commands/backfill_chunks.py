@@ -21,7 +21,8 @@ class Command(BaseCommand):
         "Index the papers that need it for the configured embedding model: never indexed, failed, "
         "interrupted, indexed with another model, or (unless --missing-only) ready with chunks missing "
         "from the chunk index. Finished papers are skipped, so an interrupted run resumes where it "
-        "stopped. Exit code 1 if any paper failed."
+        "stopped; so are papers that failed because of the file itself (encrypted, no text layer, "
+        "garbled), unless --retry-failed (after installing OCR, say). Exit code 1 if any paper failed."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -39,6 +40,11 @@ class Command(BaseCommand):
         )
         parser.add_argument("--batch-size", type=int, help="texts per embedding request (default EMBED_BATCH_SIZE)")
         parser.add_argument("--dry-run", action="store_true", help="list the papers that would be indexed")
+        parser.add_argument(
+            "--retry-failed",
+            action="store_true",
+            help="also try papers that failed because of the file itself (encrypted, no text layer, garbled)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         overrides: dict[str, Any] = {}
@@ -65,6 +71,14 @@ class Command(BaseCommand):
             to_index, done = papers_needing_index(papers, check_store=not options["missing_only"])
         except store.ChunkStoreError as exc:
             raise CommandError(exc.message) from exc
+        if not options["retry_failed"]:
+            unreadable = [paper for paper in to_index if paper.index_error_code]
+            to_index = [paper for paper in to_index if not paper.index_error_code]
+            for paper in unreadable:
+                self.stdout.write(
+                    f"  skipped paper {paper.pk}: {paper.display_title}: {paper.index_error} "
+                    "(--retry-failed to try again)"
+                )
         self.stdout.write(f"{len(to_index)} paper(s) to index for {model}, {len(done)} already done.")
         if options["dry_run"]:
             for paper in to_index:
