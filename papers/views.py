@@ -128,7 +128,8 @@ def upload(request: AuthenticatedHttpRequest) -> HttpResponse:
     if added.already_in_library:
         messages.info(request, f"“{added.paper.display_title}” is already in your library.")
     else:
-        messages.success(request, f"Added “{added.paper.display_title}” to your library; indexing is queued.")
+        state = "it is ready to search" if added.paper.index_status == Paper.IndexStatus.READY else "indexing is queued"
+        messages.success(request, f"Added “{added.paper.display_title}” to your library; {state}.")
     return redirect("papers:library")
 
 

@@ -83,6 +83,17 @@ def test_a_file_another_user_uploaded_is_stored_once_and_joins_my_library(alice,
     assert set(UserPaper.objects.values_list("user__username", flat=True)) == {"alice", "bob"}
 
 
+def test_adding_a_file_that_is_already_indexed_says_it_is_ready_not_queued(alice, bob, make_pdf, client_for):
+    data = make_pdf(["A popular paper"])
+    client_for(bob).post(reverse("papers:upload"), {"file": pdf_upload(data)})
+    Paper.objects.update(index_status=Paper.IndexStatus.READY)
+
+    response = client_for(alice).post(reverse("papers:upload"), {"file": pdf_upload(data)}, follow=True)
+
+    [message] = messages_of(response)
+    assert message.endswith("it is ready to search.") and "queued" not in message
+
+
 def test_a_file_that_is_not_a_pdf_is_refused_whatever_its_name(alice, client_for):
     fake = SimpleUploadedFile("paper.pdf", b"<html>not a pdf</html>", content_type="application/pdf")
 
