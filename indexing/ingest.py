@@ -61,6 +61,7 @@ def ingest_paths(
     on_file: Callable[[Path, int, int], None] | None = None,
     on_notice: Callable[[str], None] | None = None,
     progress: ProgressCallback | None = None,
+    force: bool = False,
 ) -> IngestReport:
     """Add every PDF under *paths* to *user*'s library and, with *project_name*, to that project
     (created if missing), then index each paper that is not ready.
@@ -68,7 +69,8 @@ def ingest_paths(
     When the files outnumber the project's room, `on_notice` hears so before the first file (e.g.
     "15 files, room for 10 ...") and the files past the cap go to the library only
     (`report.library_only`). A bad file is recorded in `failed` with its reason and the rest go on;
-    nothing of it stays in storage.
+    nothing of it stays in storage. With *force*, papers that are ready are rebuilt too (as
+    reprocess does: new chunks under a new index version, the old ones deleted once they are live).
     """
     report = IngestReport()
     files = find_pdfs(paths)
@@ -103,7 +105,7 @@ def ingest_paths(
         except AnnotagentError as exc:
             report.failed[str(path)] = exc.message
             continue
-        if Paper.objects.ready(embedding_model=configured_model_name()).filter(pk=paper.pk).exists():
+        if not force and Paper.objects.ready(embedding_model=configured_model_name()).filter(pk=paper.pk).exists():
             report.skipped.append(paper)
             continue
         try:

@@ -89,6 +89,20 @@ def test_ingesting_the_same_file_again_skips_it_and_keeps_one_set_of_chunks(inge
     assert chunk_store.count_documents({"paperId": ingested.pk}) == before
 
 
+def test_ingesting_again_with_force_rebuilds_the_chunks_under_a_new_version(ingested, chunk_store):
+    before = chunk_store.count_documents({"paperId": ingested.pk})
+    out = io.StringIO()
+    call_command(
+        "ingest_papers", str(shared_paper(PAXOS)), "--user", "alice", "--project", "Consensus", "--force", stdout=out
+    )
+    rebuilt = Paper.objects.get()
+    assert "Indexed 1, already ready 0" in out.getvalue()
+    assert rebuilt.index_version != ingested.index_version
+    # One set of chunks, all of the new version: the old ones went once the new ones were live.
+    assert chunk_store.count_documents({"paperId": ingested.pk}) == before
+    assert set(chunk_store.distinct("indexVersion", {"paperId": ingested.pk})) == {rebuilt.index_version}
+
+
 def test_ask_right_after_ingest_cites_a_page_that_contains_the_cited_passage(ingested, chunk_store):
     out = io.StringIO()
     question = "What must happen before a value is chosen by the acceptors?"

@@ -1,4 +1,4 @@
-"""`manage.py ingest_papers PATH... --user USERNAME [--project NAME]`."""
+"""`manage.py ingest_papers PATH... --user USERNAME [--project NAME] [--force]`."""
 
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,9 @@ class Command(BaseCommand):
         parser.add_argument("paths", nargs="+", type=Path)
         parser.add_argument("--user", required=True, help="username of the library's owner")
         parser.add_argument("--project", help="project name (created if missing)")
+        parser.add_argument(
+            "--force", action="store_true", help="rebuild the chunks of papers that are already indexed too"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         user = get_user_model().objects.filter(username=options["user"]).first()
@@ -49,6 +52,7 @@ class Command(BaseCommand):
             on_file=on_file,
             on_notice=on_notice,
             progress=progress,
+            force=options["force"],
         )
         for path, reason in report.failed.items():
             self.stderr.write(f"{path}: {reason}")
