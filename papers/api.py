@@ -104,11 +104,13 @@ class LibraryFilterSerializer(serializers.Serializer[None]):
 
 
 class CorrectionSerializer(serializers.Serializer[None]):
-    title = serializers.CharField(required=False, allow_blank=True)
+    """A blank or null field goes back to what the PDF says, as if named in `reset`."""
+
+    title = serializers.CharField(required=False, allow_blank=True, allow_null=True)
     authors = serializers.JSONField(required=False, help_text="A list of names, or one comma-separated string.")
     year = serializers.IntegerField(required=False, allow_null=True)
-    venue = serializers.CharField(required=False, allow_blank=True)
-    doi = serializers.CharField(required=False, allow_blank=True)
+    venue = serializers.CharField(required=False, allow_blank=True, allow_null=True)
+    doi = serializers.CharField(required=False, allow_blank=True, allow_null=True)
     reset = serializers.ListField(
         child=serializers.CharField(), required=False, default=list, help_text="Fields to take from the PDF again."
     )

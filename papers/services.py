@@ -165,12 +165,17 @@ def _checked_correction(name: str, value: object) -> object:
     return value
 
 
+def _is_blank(value: object) -> bool:
+    return value is None or (isinstance(value, str | list) and not "".join(map(str, value)).strip())
+
+
 @transaction.atomic
 def correct_paper_metadata(*, user: User, paper: Paper, changes: dict[str, object], reset: Iterable[str] = ()) -> Paper:
     """Record *user*'s corrections of *paper*'s metadata on their library entry and return the
     paper as they now see it (`Paper.cited`). *changes* maps fields of CORRECTABLE_FIELDS to new
     values ("authors" a list or a comma-separated string, "year" an int, a numeric string or
-    None); fields in *reset* go back to what the PDF says. Nobody else's view changes.
+    None); fields in *reset*, and fields given a blank value (None, "", an empty list), go back to
+    what the PDF says: a blank never replaces what the paper prints. Nobody else's view changes.
 
     Raises Http404 when the paper is not in *user*'s library, MetadataCorrectionError for an
     unknown field or a bad value.
@@ -182,9 +187,11 @@ def correct_paper_metadata(*, user: User, paper: Paper, changes: dict[str, objec
     if unknown:
         raise MetadataCorrectionError(f"These fields cannot be corrected: {', '.join(sorted(unknown))}.")
     corrections = dict(link.corrections)
+    blank = {name for name, value in changes.items() if _is_blank(value)}
     for name, value in changes.items():
-        corrections[name] = _checked_correction(name, value)
-    for name in reset:
+        if name not in blank:
+            corrections[name] = _checked_correction(name, value)
+    for name in {*reset, *blank}:
         corrections.pop(name, None)
     link.corrections = corrections
     link.save(update_fields=["corrections"])

@@ -18,9 +18,8 @@ from rest_framework.views import APIView
 from annotagent.http import AuthenticatedRequest
 from annotagent.ratelimit import check_user_rate
 from papers.api import PaperSerializer
-from papers.models import Paper
 from papers.services import get_paper_for_user, read_upload
-from projects.models import Project, ProjectMembership, Role, members_of, user_label
+from projects.models import Project, ProjectMembership, Role, members_of, papers_as_added, user_label
 from projects.services import (
     add_member,
     add_papers_to_project,
@@ -181,11 +180,7 @@ class ProjectPapersView(APIView):
     @extend_schema(responses=PaperSerializer(many=True), summary="Papers of a project (reader)")
     def get(self, request: AuthenticatedRequest, pk: int) -> Response:
         project = get_project_for_user(request.user, pk)
-        papers = (
-            Paper.objects.filter(project_links__project=project)
-            .named_for(request.user)
-            .order_by("project_links__added_at", "pk")
-        )
+        papers = papers_as_added(project).order_by("project_links__added_at", "pk")
         return Response(PaperSerializer(papers, many=True).data)
 
     @extend_schema(

@@ -18,7 +18,7 @@ from annotagent.errors import AnnotagentError, ForbiddenError
 from papers.models import Paper, UserPaper
 from papers.services import add_paper_to_library
 from papers.storage import delete_files, files_removed_on_error
-from projects.models import Project, ProjectMembership, ProjectPaper, Role, user_label
+from projects.models import Project, ProjectMembership, ProjectPaper, Role, papers_as_added, user_label
 from projects.signals import reprocess_requested
 
 
@@ -399,9 +399,10 @@ def get_project_paper_for_user(
     user: User, pk: int, paper_id: int, *, need: Role = Role.READER
 ) -> tuple[Project, Paper]:
     """*project* (checked for *need*, see `get_project_for_user`) and its paper *paper_id*, named
-    for *user* (see `PaperQuerySet.named_for`). Raises Http404 when the project does not hold it."""
+    and corrected as the member who added it has it, as every member sees it in the project (see
+    `projects.models.papers_as_added`). Raises Http404 when the project does not hold it."""
     project = get_project_for_user(user, pk, need=need)
-    paper = Paper.objects.filter(project_links__project=project, pk=paper_id).named_for(user).first()
+    paper = papers_as_added(project).filter(pk=paper_id).first()
     if paper is None:
         raise Http404("No such paper in this project.")
     return project, paper

@@ -17,11 +17,10 @@ from annotagent.ratelimit import check_user_rate
 from chat.services import chat_history_page, clear_chat
 from chat.suggestions import suggested_prompts
 from papers.forms import UploadForm
-from papers.models import Paper
 from papers.services import read_upload
 from papers.views import paper_file_response, render_reader
 from projects.forms import AddPapersForm, MemberForm, ProjectForm
-from projects.models import Project, Role, members_of
+from projects.models import Project, Role, members_of, papers_as_added
 from projects.services import (
     add_member,
     add_papers_to_project,
@@ -76,11 +75,7 @@ def project_create(request: AuthenticatedHttpRequest) -> HttpResponse:
 @require_GET
 def project_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     project = get_project_for_user(request.user, pk)
-    papers = list(
-        Paper.objects.filter(project_links__project=project)
-        .named_for(request.user)
-        .order_by("project_links__added_at", "pk")
-    )
+    papers = list(papers_as_added(project).order_by("project_links__added_at", "pk"))
     room = room_in(project)
     chat_messages, _ = chat_history_page(project, limit=settings.CHAT_HISTORY_PAGE_SIZE)
     role = project.member_role or Role.READER

@@ -226,6 +226,25 @@ def test_a_reset_correction_follows_the_pdf_again(alice, shared_paper_row):
     assert (paper.cited.year, paper.cited.sources["year"]) == (1999, "pdf")
 
 
+@pytest.mark.parametrize("blank", ["", "   ", None])
+def test_a_blank_correction_goes_back_to_the_pdf_and_never_blanks_the_paper(
+    alice, shared_paper_row, api_client_for, blank
+):
+    client = api_client_for(alice)
+    url = reverse("api:library-paper", args=[shared_paper_row.pk])
+    client.patch(url, {"title": "Impossibility of Distributed Consensus", "year": 1985}, format="json")
+
+    response = client.patch(
+        url, {"title": blank, "authors": [] if blank is None else blank, "year": None}, format="json"
+    )
+
+    assert response.status_code == 200, response.json()
+    body = response.json()
+    assert (body["title"], body["authors"], body["year"]) == ("FLP", ["Michael J. Fischer"], 1999)
+    assert body["metadata_sources"]["title"] == "pdf"
+    assert UserPaper.objects.get(user=alice, paper=shared_paper_row).corrections == {}
+
+
 def test_correcting_in_the_library_page(alice, bob, mallory, shared_paper_row, client_for):
     client = client_for(alice)
     url = reverse("papers:edit_metadata", args=[shared_paper_row.pk])
