@@ -12,6 +12,7 @@ from projects.api import (
     ProjectMemberView,
     ProjectPapersView,
     ProjectPaperView,
+    ProjectReferencesView,
     UploadView,
 )
 
@@ -26,6 +27,18 @@ urlpatterns = [
     path("projects/<int:pk>/members/<int:user_id>/", ProjectMemberView.as_view(), name="project-member"),
     path("projects/<int:pk>/papers/", ProjectPapersView.as_view(), name="project-papers"),
     path("projects/<int:pk>/papers/<int:paper_id>/", ProjectPaperView.as_view(), name="project-paper"),
+    path(
+        "projects/<int:pk>/references.bib",
+        ProjectReferencesView.as_view(),
+        {"fmt": "bib"},
+        name="project-references-bib",
+    ),
+    path(
+        "projects/<int:pk>/references.json",
+        ProjectReferencesView.as_view(),
+        {"fmt": "json"},
+        name="project-references-json",
+    ),
     path("projects/<int:pk>/chat/", ProjectChatView.as_view(), name="project-chat"),
     path("ask/", AskView.as_view(), name="ask"),
     path("search/", SearchView.as_view(), name="search"),

@@ -4,7 +4,7 @@
 """
 
 from django.contrib.auth.models import User
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from rest_framework.request import Request
 
 
@@ -14,3 +14,10 @@ class AuthenticatedHttpRequest(HttpRequest):
 
 class AuthenticatedRequest(Request):
     user: User
+
+
+def attachment_response(content: str, *, content_type: str, filename: str) -> HttpResponse:
+    """*content* as a download named *filename* (`Content-Disposition: attachment`)."""
+    response = HttpResponse(content, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response

@@ -108,20 +108,106 @@ def _authors_list(authors: str) -> list[str]:
     return [a.strip() for a in re.split(r",|\band\b|&", authors) if a.strip()]
 
 
-def bibtex_entry(*, title: str, authors: str, year: int | None, doi: str = "", paper_id: int | None = None) -> str:
+def bibtex_entry(
+    *,
+    title: str,
+    authors: str,
+    year: int | None,
+    doi: str = "",
+    paper_id: int | None = None,
+    venue: str = "",
+    pages: str = "",
+    author_list: list[str] | None = None,
+) -> str:
     """A BibTeX `@misc` entry. The key is surname + year + first title word, ASCII lower case
-    ("burrows2006chubby"); authors are joined with " and " as BibTeX expects."""
+    ("burrows2006chubby"); authors are joined with " and " as BibTeX expects; *venue* becomes
+    `howpublished` and *pages* `pages` (an en dash as BibTeX's "--"). *author_list*, when given, is
+    taken as the authors in order ("Burrows, M." stays one name) instead of splitting *authors*."""
     surname = first_author_surname(authors)
     words = [w for w in re.findall(r"[A-Za-z]+", unicodedata.normalize("NFKD", title)) if len(w) > 3]
     key_parts = [surname, str(year or ""), words[0] if words else ""]
     key = re.sub(r"[^a-z0-9]", "", unicodedata.normalize("NFKD", "".join(key_parts)).casefold())
     key = key or f"paper{paper_id or ''}"
     fields = [("title", f"{{{_bibtex_value(title)}}}")]
-    if authors.strip():
-        fields.append(("author", _bibtex_value(" and ".join(_authors_list(authors)))))
+    names = author_list if author_list is not None else _authors_list(authors)
+    if names:
+        fields.append(("author", _bibtex_value(" and ".join(names))))
     if year:
         fields.append(("year", str(year)))
+    if venue:
+        fields.append(("howpublished", _bibtex_value(venue)))
+    if pages:
+        fields.append(("pages", _bibtex_value(re.sub(r"\s*[\u2013-]+\s*", "--", pages))))
     if doi:
         fields.append(("doi", _bibtex_value(doi)))
     body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields)
     return f"@misc{{{key},\n{body}\n}}"
+
+
+# Venues that name a journal ("ACM Transactions on ...") win over ones that name a meeting
+# ("Proceedings of ...", "OSDI 2006", "NeurIPS"), since journal names also hold acronyms.
+_JOURNAL_VENUE = re.compile(r"journal|transactions|letters|review|magazine|bulletin", re.IGNORECASE)
+_CONFERENCE_VENUE = re.compile(r"proc\.|proceedings|conference|symposium|workshop|\b[A-Z][A-Za-z]*[A-Z]{2,}\b")
+
+
+def csl_type(venue: str) -> str:
+    """The CSL item type for a paper published in *venue*: "paper-conference" for proceedings,
+    conferences, symposia, workshops and acronym venues ("OSDI 2006") unless the name says journal,
+    transactions, letters, review, magazine or bulletin; else "article-journal"
+    (CSL 1.0.2 item types, https://docs.citationstyles.org/en/stable/specification.html#appendix-iii-types)."""
+    if _JOURNAL_VENUE.search(venue) or not _CONFERENCE_VENUE.search(venue):
+        return "article-journal"
+    return "paper-conference"
+
+
+def csl_name(author: str) -> dict[str, str]:
+    """A CSL name object: "Leslie Lamport" -> {"family": "Lamport", "given": "Leslie"}; "Lamport,
+    Leslie" likewise; a single word -> {"family": word}; "Guy L. Steele Jr." keeps "Jr." as `suffix`."""
+    author = " ".join(author.split())
+    if "," in author:
+        family, given = (part.strip() for part in author.split(",", 1))
+        return {"family": family, "given": given} if given else {"family": family}
+    words = author.split()
+    suffix = words.pop() if len(words) > 2 and re.fullmatch(r"(?:Jr|Sr|II|III|IV)\.?", words[-1]) else ""
+    name = {"family": words[-1], "given": " ".join(words[:-1])} if len(words) > 1 else {"family": author}
+    if not name.get("given"):
+        name.pop("given", None)
+    if suffix:
+        name["suffix"] = suffix
+    return name
+
+
+def csl_item(
+    *, item_id: str, title: str, authors: list[str], year: int | None, venue: str = "", doi: str = "", pages: str = ""
+) -> dict[str, object]:
+    """One CSL-JSON item (https://github.com/citation-style-language/schema, csl-data.json): `id`,
+    `type` (see `csl_type`), `title`, `author` as name objects, `issued` as `{"date-parts": [[year]]}`,
+    `container-title`, `DOI` and `page`; empty fields are left out."""
+    item: dict[str, object] = {"id": item_id, "type": csl_type(venue), "title": title}
+    if authors:
+        item["author"] = [csl_name(author) for author in authors]
+    if year:
+        item["issued"] = {"date-parts": [[year]]}
+    if venue:
+        item["container-title"] = venue
+    if doi:
+        item["DOI"] = doi
+    if pages:
+        item["page"] = pages.replace("\u2013", "-")
+    return item
+
+
+def bibtex_file(entries: Iterable[str]) -> str:
+    """*entries* (from `bibtex_entry`) as one .bib file; a key used before gets "b", "c", ... appended
+    ("burrows2006chubby", "burrows2006chubbyb") so every key is unique, as BibTeX requires."""
+    seen: set[str] = set()
+    out = []
+    for entry in entries:
+        head, rest = entry.split(",", 1)
+        kind, key = head.split("{", 1)
+        unique, letter = key, ord("b")
+        while unique in seen:
+            unique, letter = f"{key}{chr(letter)}", letter + 1
+        seen.add(unique)
+        out.append(f"{kind}{{{unique},{rest}")
+    return "\n\n".join(out) + "\n" if out else ""

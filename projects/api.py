@@ -8,6 +8,7 @@ from __future__ import annotations
 from http import HTTPStatus
 from typing import Any
 
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
@@ -15,7 +16,7 @@ from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotagent.http import AuthenticatedRequest
+from annotagent.http import AuthenticatedRequest, attachment_response
 from annotagent.ratelimit import check_user_rate
 from papers.api import PaperSerializer
 from papers.services import get_paper_for_user, read_upload
@@ -26,6 +27,7 @@ from projects.services import (
     create_project,
     delete_project,
     ensure_default_project,
+    export_project_references,
     find_user,
     get_project_for_user,
     get_project_paper_for_user,
@@ -300,3 +302,13 @@ class UploadView(APIView):
             "already_in_project": added.already_in_project,
         }
         return Response(AddedProjectPapersSerializer(uploaded).data, status=HTTPStatus.CREATED)
+
+
+class ProjectReferencesView(APIView):
+    @extend_schema(
+        responses={(200, "application/x-bibtex"): str, (200, "application/vnd.citationstyles.csl+json"): dict},
+        summary="The project's references as BibTeX (references.bib) or CSL-JSON (references.json) (reader)",
+    )
+    def get(self, request: AuthenticatedRequest, pk: int, fmt: str) -> HttpResponse:
+        exported = export_project_references(user=request.user, pk=pk, fmt=fmt)
+        return attachment_response(exported.content, content_type=exported.content_type, filename=exported.filename)

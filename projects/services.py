@@ -4,6 +4,7 @@ reaches into projects)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from functools import partial
 
@@ -15,6 +16,7 @@ from django.http import Http404
 from django.utils import timezone
 
 from annotagent.errors import AnnotagentError, ForbiddenError
+from papers.citation import bibtex_entry, bibtex_file, csl_item
 from papers.models import Paper, UserPaper
 from papers.services import add_paper_to_library
 from papers.storage import delete_files, files_removed_on_error
@@ -420,3 +422,64 @@ def get_readable_paper_for_user(user: User, pk: int) -> Paper:
     if paper is None:
         raise Http404("No such paper.")
     return paper
+
+
+@dataclass(frozen=True)
+class ReferenceFile:
+    """A project's reference list as a download: `content` (UTF-8 text), `content_type` and `filename`."""
+
+    content: str
+    content_type: str
+    filename: str
+
+
+REFERENCE_FORMATS = ("bib", "json")
+
+
+def export_project_references(*, user: User, pk: int, fmt: str) -> ReferenceFile:
+    """The papers of project *pk* as BibTeX (*fmt* "bib") or CSL-JSON ("json", an array of items
+    per the CSL-JSON schema), in the order they were added, with the metadata *user* sees on the
+    project page (their own corrections where the paper is in their library).
+
+    Any member may export; raises Http404 for a non-member (as for a missing project) and ValueError
+    for a format not in REFERENCE_FORMATS.
+    """
+    if fmt not in REFERENCE_FORMATS:
+        raise ValueError(f"Unknown reference format {fmt!r}.")
+    project = get_project_for_user(user, pk)
+    papers = (
+        Paper.objects.filter(project_links__project=project).named_for(user).order_by("project_links__added_at", "pk")
+    )
+    stem = f"project-{project.pk}-references"
+    if fmt == "bib":
+        entries = []
+        for paper in papers:
+            cited = paper.cited
+            entries.append(
+                bibtex_entry(
+                    title=paper.display_title,
+                    authors="; ".join(cited.authors),
+                    author_list=cited.authors,
+                    year=cited.year,
+                    doi=cited.doi,
+                    paper_id=paper.pk,
+                    venue=cited.venue,
+                    pages=paper.pages,
+                )
+            )
+        return ReferenceFile(bibtex_file(entries), "application/x-bibtex; charset=utf-8", f"{stem}.bib")
+    items = [
+        csl_item(
+            item_id=f"paper-{paper.pk}",
+            title=paper.display_title,
+            authors=paper.cited.authors,
+            year=paper.cited.year,
+            venue=paper.cited.venue,
+            doi=paper.cited.doi,
+            pages=paper.pages,
+        )
+        for paper in papers
+    ]
+    return ReferenceFile(
+        json.dumps(items, ensure_ascii=False, indent=2), "application/vnd.citationstyles.csl+json", f"{stem}.json"
+    )

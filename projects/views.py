@@ -12,7 +12,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotagent.errors import AnnotagentError
-from annotagent.http import AuthenticatedHttpRequest
+from annotagent.http import AuthenticatedHttpRequest, attachment_response
 from annotagent.ratelimit import check_user_rate
 from chat.services import chat_history_page, clear_chat
 from chat.suggestions import suggested_prompts
@@ -27,6 +27,7 @@ from projects.services import (
     create_project,
     delete_project,
     ensure_default_project,
+    export_project_references,
     find_user,
     get_project_for_user,
     get_project_paper_for_user,
@@ -318,3 +319,11 @@ def paper_reader(request: AuthenticatedHttpRequest, pk: int, paper_id: int) -> H
 def paper_file(request: AuthenticatedHttpRequest, pk: int, paper_id: int) -> FileResponse:
     _, paper = get_project_paper_for_user(request.user, pk, paper_id)
     return paper_file_response(paper)
+
+
+@login_required
+@require_GET
+def references(request: AuthenticatedHttpRequest, pk: int, fmt: str) -> HttpResponse:
+    """The project's references as a download: `references.bib` (BibTeX) or `references.json` (CSL-JSON)."""
+    exported = export_project_references(user=request.user, pk=pk, fmt=fmt)
+    return attachment_response(exported.content, content_type=exported.content_type, filename=exported.filename)
