@@ -35,6 +35,7 @@ from projects.services import (
     get_readable_paper_for_user,
     private_projects_of,
     remove_paper_from_library,
+    reprocess_paper,
 )
 
 
@@ -143,6 +144,19 @@ def remove(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     title = paper.display_title
     remove_paper_from_library(user=request.user, paper=paper)
     messages.success(request, f"Removed “{title}” from your library and your private projects.")
+    return redirect("papers:library")
+
+
+@login_required
+@require_POST
+def retry(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
+    """Retry a failed paper of the user's library: its failure is cleared and indexing queued again."""
+    paper = get_paper_for_user(request.user, pk)
+    if paper.index_status != Paper.IndexStatus.FAILED:
+        messages.info(request, f"“{paper.display_title}” has not failed; there is nothing to retry.")
+    else:
+        reprocess_paper(paper=paper)
+        messages.success(request, f"Queued “{paper.display_title}” for indexing again.")
     return redirect("papers:library")
 
 
