@@ -16,6 +16,7 @@ from annotagent.ratelimit import check_user_rate
 from papers.metadata import MetadataFilter
 from papers.models import Paper
 from papers.services import (
+    LIBRARY_SORTS,
     AddedPaper,
     add_paper_to_library,
     author_names,
@@ -101,6 +102,12 @@ class LibraryFilterSerializer(serializers.Serializer[None]):
     venue = serializers.CharField(required=False, default="")
     q = serializers.CharField(required=False, default="", help_text="Text in the title, authors or venue.")
     mine = serializers.BooleanField(required=False, default=False, help_text="Papers listing my author names.")
+    sort = serializers.ChoiceField(
+        choices=list(LIBRARY_SORTS),
+        required=False,
+        default="added",
+        help_text="added (newest first), year (newest first, undated last) or title (A-Z).",
+    )
 
 
 class CorrectionSerializer(serializers.Serializer[None]):
@@ -141,7 +148,7 @@ class LibraryView(APIView):
             venue=values["venue"],
             text=values["q"],
         )
-        papers = library_papers(user=request.user, criteria=criteria, mine=values["mine"])
+        papers = library_papers(user=request.user, criteria=criteria, mine=values["mine"], sort=values["sort"])
         return Response(PaperSerializer(papers, many=True).data)
 
     @extend_schema(

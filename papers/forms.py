@@ -1,5 +1,7 @@
 from django import forms
 
+from papers.services import LIBRARY_SORTS
+
 
 class UploadForm(forms.Form):
     """A PDF upload. Size and type are checked by `papers.services.read_upload`, not here."""
@@ -30,6 +32,7 @@ class LibraryFilterForm(forms.Form):
     year = forms.IntegerField(min_value=1000, max_value=2100, required=False)
     venue = forms.CharField(required=False)
     mine = forms.BooleanField(required=False, label="My papers")
+    sort = forms.ChoiceField(choices=list(LIBRARY_SORTS.items()), required=False, label="Sort by")
 
 
 class AuthorNamesForm(forms.Form):

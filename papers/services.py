@@ -217,9 +217,14 @@ class NoAuthorNamesError(AnnotagentError):
     code = "no_author_names"
 
 
-def library_papers(*, user: User, criteria: MetadataFilter, mine: bool = False) -> list[Paper]:
-    """*user*'s library, newest first, filtered by *criteria* over the metadata they see (their
-    corrections included); with *mine*, only papers that list one of their author names.
+LIBRARY_SORTS = {"added": "Recently added", "year": "Year (newest first)", "title": "Title (A-Z)"}
+
+
+def library_papers(*, user: User, criteria: MetadataFilter, mine: bool = False, sort: str = "added") -> list[Paper]:
+    """*user*'s library filtered by *criteria* over the metadata they see (their corrections
+    included); with *mine*, only papers that list one of their author names. *sort* (a key of
+    LIBRARY_SORTS): "added", newest first; "year", newest first with undated papers last; "title",
+    the title they see, case-insensitively. Ties keep the "added" order.
 
     Raises NoAuthorNamesError for *mine* when they have set no author names.
     """
@@ -228,5 +233,10 @@ def library_papers(*, user: User, criteria: MetadataFilter, mine: bool = False) 
         if not names:
             raise NoAuthorNamesError("Set the names you publish under in your profile first.")
         criteria = replace(criteria, authors=(*criteria.authors, *names))
-    papers = Paper.objects.in_library_of(user).order_by("-library_links__added_at", "pk")
-    return filter_papers(papers, criteria)
+    papers = filter_papers(Paper.objects.in_library_of(user).order_by("-library_links__added_at", "pk"), criteria)
+    # Sorted here, not in SQL: the year and title a user sees may be their corrections (JSON).
+    if sort == "year":
+        papers.sort(key=lambda paper: -(paper.cited.year or 0))
+    elif sort == "title":
+        papers.sort(key=lambda paper: paper.display_title.casefold())
+    return papers

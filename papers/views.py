@@ -43,18 +43,18 @@ from projects.services import (
 @require_GET
 def library(request: AuthenticatedHttpRequest) -> HttpResponse:
     filters = LibraryFilterForm(request.GET or None)
-    criteria, mine = MetadataFilter(), False
+    criteria, mine, sort = MetadataFilter(), False, "added"
     if filters.is_bound and filters.is_valid():
         values = filters.cleaned_data
         criteria = MetadataFilter(
             first_author=values["first_author"], year=values["year"], venue=values["venue"], text=values["q"]
         )
-        mine = values["mine"]
+        mine, sort = values["mine"], values["sort"] or "added"
     try:
-        papers = library_papers(user=request.user, criteria=criteria, mine=mine)
+        papers = library_papers(user=request.user, criteria=criteria, mine=mine, sort=sort)
     except AnnotagentError as exc:
         messages.error(request, exc.message)
-        papers = library_papers(user=request.user, criteria=criteria)
+        papers = library_papers(user=request.user, criteria=criteria, sort=sort)
     return render(
         request,
         "papers/library.html",
