@@ -438,8 +438,8 @@ REFERENCE_FORMATS = ("bib", "json")
 
 def export_project_references(*, user: User, pk: int, fmt: str) -> ReferenceFile:
     """The papers of project *pk* as BibTeX (*fmt* "bib") or CSL-JSON ("json", an array of items
-    per the CSL-JSON schema), in the order they were added, with the metadata *user* sees on the
-    project page (their own corrections where the paper is in their library).
+    per the CSL-JSON schema), in the order they were added, with the metadata every member sees on
+    the project page (as the member who added each paper has corrected it: `papers_as_added`).
 
     Any member may export; raises Http404 for a non-member (as for a missing project) and ValueError
     for a format not in REFERENCE_FORMATS.
@@ -447,9 +447,7 @@ def export_project_references(*, user: User, pk: int, fmt: str) -> ReferenceFile
     if fmt not in REFERENCE_FORMATS:
         raise ValueError(f"Unknown reference format {fmt!r}.")
     project = get_project_for_user(user, pk)
-    papers = (
-        Paper.objects.filter(project_links__project=project).named_for(user).order_by("project_links__added_at", "pk")
-    )
+    papers = papers_as_added(project).order_by("project_links__added_at", "pk")
     stem = f"project-{project.pk}-references"
     if fmt == "bib":
         entries = []

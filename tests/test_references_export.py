@@ -77,15 +77,22 @@ def test_csl_json_follows_the_schema_fields(lab_with_papers, bob, api_client_for
     assert journal["author"] == [{"family": "Chang", "given": "Fay"}, {"family": "Dean", "given": "Jeffrey"}]
 
 
-def test_the_export_shows_the_requesting_members_own_corrections(lab_with_papers, alice, carol, api_client_for):
-    project, chubby, _ = lab_with_papers
+def test_every_member_exports_the_papers_as_the_member_who_added_them_corrected_them(
+    lab_with_papers, alice, bob, carol, api_client_for
+):
+    project, chubby, _ = lab_with_papers  # alice added both papers
     correct_paper_metadata(user=alice, paper=chubby, changes={"year": 2007, "authors": ["Burrows, M."]}, reset=[])
 
-    mine = api_client_for(alice).get(f"/api/projects/{project.pk}/references.bib").content.decode()
-    theirs = api_client_for(carol).get(f"/api/projects/{project.pk}/references.bib").content.decode()
+    exports = {
+        persona.username: api_client_for(persona).get(f"/api/projects/{project.pk}/references.bib").content.decode()
+        for persona in (alice, bob, carol)
+    }
 
-    assert "@misc{burrows2007chubby," in mine and "author = {Burrows, M.}" in mine
-    assert "@misc{burrows2006chubby," in theirs and "year = {2007}" not in theirs
+    assert "@misc{burrows2007chubby," in exports["alice"] and "author = {Burrows, M.}" in exports["alice"]
+    assert exports["bob"] == exports["carol"] == exports["alice"]
+    # The corrections stay alice's: the paper's own metadata is untouched.
+    chubby.refresh_from_db()
+    assert chubby.year == 2006
 
 
 def test_duplicate_bibtex_keys_are_made_unique(team_project, alice, add_paper, api_client_for):
