@@ -138,7 +138,11 @@ class _ClaimKeeper:
         try:
             while not self._stop.wait(settings.INDEX_CLAIM_SECONDS / 3):
                 if not renew_claim(self.claim):
-                    logger.warning("Paper %s: this build lost its claim to another worker.", self.claim.paper_id)
+                    # The build's own swap releases the claim (work after it, such as warming
+                    # caches, may still run): that is the end of the lease, not a takeover.
+                    finished = Paper.objects.filter(pk=self.claim.paper_id, index_version=self.claim.version)
+                    if not finished.exists():
+                        logger.warning("Paper %s: this build lost its claim to another worker.", self.claim.paper_id)
                     return
         except Exception:
             logger.warning("Paper %s: could not renew the index claim", self.claim.paper_id, exc_info=True)

@@ -140,3 +140,25 @@ def test_a_rebuild_asked_for_during_a_build_runs_after_it(alice, chunk_store, in
     (later,) = queued("index_paper")
     assert later.kwargs == {"paper_id": paper.pk, "rebuild": True}
     assert later.task.run_after == claim.claimed_until + tasks.WATCH_GRACE
+
+
+@pytest.mark.django_db(transaction=True)  # the claim keeper runs only outside a transaction
+def test_work_after_the_swap_is_not_reported_as_a_lost_claim(alice, chunk_store, settings, caplog):
+    import time
+
+    from indexing.signals import paper_indexed
+
+    settings.INDEX_CLAIM_SECONDS = 3  # the keeper renews every second
+    settings.SENTENCE_EMBEDDING_PREFILL = False
+
+    def slow_warm_up(**kwargs):  # work after the swap, as warming caches is, outlasting a renewal
+        time.sleep(1.6)
+
+    paper_indexed.connect(slow_warm_up, weak=False)
+    try:
+        with caplog.at_level("WARNING", logger="indexing.services"):
+            index_paper(paper_id=new_paper(alice, RAFT_PAGES).pk)
+    finally:
+        paper_indexed.disconnect(slow_warm_up)
+
+    assert "lost its claim" not in caplog.text
