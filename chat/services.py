@@ -77,8 +77,10 @@ def check_question(text: object) -> str:
     """The question to ask, from what a client sent: stripped of surrounding space and of NUL
     characters (PostgreSQL cannot store them in text). Raises QuestionError when it is not a
     string, is empty, holds lone surrogates, or is longer than MAX_QUESTION_CHARS."""
-    if not isinstance(text, str):
+    if text is None:
         raise QuestionError("A question needs a non-empty text.")
+    if not isinstance(text, str):
+        raise QuestionError("A question must be text (a JSON string).")
     text = text.replace("\x00", "").strip()
     if not text:
         raise QuestionError("A question needs a non-empty text.")
