@@ -170,6 +170,11 @@ REDIS_MAX_CONNECTIONS = env.int("REDIS_MAX_CONNECTIONS", default=50)
 REDIS_POOL_TIMEOUT_SECONDS = env.float("REDIS_POOL_TIMEOUT_SECONDS", default=20.0)
 
 
+# Messages a channel may hold before the layer drops new ones: a member's socket receives every
+# streamed event of every other member's answer through the project's group.
+CHANNEL_CAPACITY = env.int("CHANNEL_CAPACITY", default=1000)
+
+
 def redis_channel_layer(url: str) -> dict:
     """The channel layer on the Redis at *url* (see `annotagent.redis_layer`).
 
@@ -190,7 +195,8 @@ def redis_channel_layer(url: str) -> dict:
                     "max_connections": REDIS_MAX_CONNECTIONS,
                     "timeout": REDIS_POOL_TIMEOUT_SECONDS,
                 }
-            ]
+            ],
+            "capacity": CHANNEL_CAPACITY,
         },
     }
 
@@ -198,7 +204,9 @@ def redis_channel_layer(url: str) -> dict:
 if REDIS_URL:
     CHANNEL_LAYERS = {"default": redis_channel_layer(REDIS_URL)}
 else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    CHANNEL_LAYERS = {
+        "default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": CHANNEL_CAPACITY}}
+    }
 
 # Cache: per-user rate limits count here. The in-process default counts per process; with several web
 # processes use Redis (redis://127.0.0.1:6379/1) so they share one count.

@@ -288,12 +288,23 @@ class ProjectChatConsumer(ChatConsumer):
     async def emit(self, event: dict[str, Any], session: StreamedAnswer) -> None:
         asked = getattr(session, "question_message", None)
         if event["type"] == "answer.start" and asked is not None:
-            await self.channel_layer.group_send(self.group, {"type": "chat.event", "event": events.question(asked)})
-        await self.channel_layer.group_send(self.group, {"type": "chat.event", "event": event})
+            await self._fan_out(events.question(asked))
+        await self._fan_out(event)
+
+    async def _fan_out(self, event: dict[str, Any]) -> None:
+        # The asker's own socket gets every event directly, in order: a channel layer drops messages
+        # for a channel that is over its capacity, and a fast answer may burst past it. The other
+        # members get them through the project's group.
+        await self.send_json(event)
+        await self.channel_layer.group_send(
+            self.group, {"type": "chat.event", "event": event, "origin": self.channel_name}
+        )
 
     async def chat_event(self, message: dict[str, Any]) -> None:
-        """Forward an event of a member's question or answer to this member's browser."""
-        await self.send_json(message["event"])
+        """Forward an event of another member's question or answer to this member's browser (this
+        socket's own events went out directly, see `_fan_out`)."""
+        if message.get("origin") != self.channel_name:
+            await self.send_json(message["event"])
 
     async def chat_cleared(self, message: dict[str, Any]) -> None:
         """A member cleared the chat: stop showing it (an answer streaming here was cancelled)."""

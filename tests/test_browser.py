@@ -659,9 +659,10 @@ def test_a_member_sees_anothers_question_and_its_answer_stream_in_live(visit):
     bob.open_demo_project()
     owner.open_demo_project()
 
-    owner.ask("How does Raft elect a leader?")
+    question = "How does Raft elect a leader? (seen live by another member)"  # unique in the demo's shared chat
+    owner.ask(question)
 
-    asked = bob.page.locator("#chat-messages > .message-user", has_text="How does Raft elect a leader?")
+    asked = bob.page.locator("#chat-messages > .message-user", has_text=question)
     expect(asked).to_be_visible(timeout=ANSWER_TIMEOUT * 1000)
     expect(asked.locator(".message-role")).to_have_text(DEMO_USERNAME)
     answer = bob.page.locator("#chat-messages > .message-assistant").last

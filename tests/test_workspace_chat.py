@@ -3,6 +3,8 @@ and answers through the project's channel group, and roles on connect and on eac
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from asgiref.sync import sync_to_async
 
@@ -55,6 +57,26 @@ async def test_one_member_asks_and_every_member_receives_the_question_and_the_st
     assert seen_by_alice[-1]["message"]["id"] == seen_by_bob[-1]["message"]["id"]
     await alices.disconnect()
     await bobs.disconnect()
+
+
+async def test_the_asker_gets_every_event_even_past_the_channel_layers_capacity(alice, bob, shared_project, settings):
+    # A layer that holds 3 messages per channel drops a fast answer's burst (the extractive answer
+    # streams its quotes without waiting on a model) for anyone reached through the group; the
+    # asker's own socket must still get all of it, in order.
+    settings.CHANNEL_LAYERS = {
+        "default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 3}}
+    }
+    alices = await open_chat(alice, shared_project)
+
+    await alices.send_json_to({"type": "question", "text": QUESTION})
+    seen = await receive_until(alices, "answer.done")
+
+    saved = seen[-1]["message"]
+    assert len(seen) > 3  # more than the layer would have held
+    assert streamed_text(seen) == saved["text"]
+    cited = sorted({int(n) for n in re.findall(r"\[(\d+)\]", saved["text"])})
+    assert cited and sorted(event["n"] for event in of_type(seen, "answer.citation")) == cited
+    await alices.disconnect()
 
 
 async def test_a_reader_asks_and_the_question_is_stamped_with_them(alice, carol, shared_project, openai_stub):
