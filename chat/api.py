@@ -21,16 +21,15 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotagent.http import AuthenticatedRequest
-from annotagent.ratelimit import check_user_rate
 from chat.events import asker_name
 from chat.models import ChatMessage
 from chat.services import (
     AnswerSession,
+    accept_question,
     answer_question,
     chat_history,
-    check_question,
     clear_chat,
-    search_project,
+    search_for_user,
 )
 from chat.streaming import answer_events, server_sent_event
 from indexing.retrieval import Reference
@@ -179,8 +178,7 @@ def ask(request: AuthenticatedRequest, project: Project) -> Response | Streaming
     """Ask *project* (already checked) the request's question as a turn of its chat, as JSON or as
     server-sent events (see the module docstring). The asker is always `request.user`."""
     body = request.data if isinstance(request.data, Mapping) else {}
-    question = check_question(body.get("question"))
-    check_user_rate(user_id=request.user.pk, action="question")
+    question = accept_question(user=request.user, text=body.get("question"))
     assert request.accepted_renderer is not None
     if request.accepted_renderer.media_type == EVENT_STREAM:
         session = AnswerSession(project=project, user=request.user, question=question)
@@ -224,10 +222,11 @@ class SearchView(APIView):
     def get(self, request: AuthenticatedRequest) -> Response:
         query = SearchQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        project = get_project_for_user(request.user, query.validated_data.get("project_id"))
-        check_user_rate(user_id=request.user.pk, action="question")
-        retrieval = search_project(
-            project=project, query=query.validated_data["q"], top_k=query.validated_data.get("top_k")
+        project, retrieval = search_for_user(
+            user=request.user,
+            project_id=query.validated_data.get("project_id"),
+            query=query.validated_data["q"],
+            top_k=query.validated_data.get("top_k"),
         )
         return Response({"project_id": project.pk, "passages": passages_json(retrieval.references)})
 

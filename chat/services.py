@@ -25,6 +25,7 @@ from django.db import transaction
 
 from annotagent import llm
 from annotagent.errors import AnnotagentError
+from annotagent.ratelimit import check_user_rate
 from chat import events, metadata_answers
 from chat.citations import CitationStream, citations_unreadable, renumber_by_first_citation
 from chat.extractive import (
@@ -55,6 +56,7 @@ from papers.citation import PaperLabel, author_year_citation, bibtex_entry, pape
 from papers.models import Paper
 from papers.services import author_names
 from projects.models import Project, papers_as_added
+from projects.services import get_project_for_user
 
 logger = logging.getLogger(__name__)
 
@@ -156,6 +158,25 @@ def _cited_papers(citations: dict[str, Any]) -> tuple[int, ...]:
     """The papers of a saved citation map, in the order of their first citation number."""
     numbered = sorted((int(n), c.get("paper_id")) for n, c in citations.items() if n.isdigit() and isinstance(c, dict))
     return tuple(dict.fromkeys(pid for _, pid in numbered if isinstance(pid, int)))
+
+
+def accept_question(*, user: User, text: object) -> str:
+    """The question *user* sent (`check_question`), counted against their question rate: what the
+    API and MCP do before answering. Raises QuestionError, QuestionTooLongError, RateLimitedError."""
+    question = check_question(text)
+    check_user_rate(user_id=user.pk, action="question")
+    return question
+
+
+def search_for_user(
+    *, user: User, project_id: int | None, query: str, top_k: int | None = None
+) -> tuple[Project, Retrieval]:
+    """A search request (API, MCP): the project checked for *user* (`get_project_for_user`; None:
+    their default project), the search counted against their question rate, then `search_project`.
+    Raises Http404 for a project they are not a member of, RateLimitedError."""
+    project = get_project_for_user(user, project_id)
+    check_user_rate(user_id=user.pk, action="question")
+    return project, search_project(project=project, query=query, top_k=top_k)
 
 
 def search_project(*, project: Project, query: str, top_k: int | None = None) -> Retrieval:

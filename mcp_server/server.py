@@ -28,9 +28,8 @@ from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 
 from annotagent.errors import AnnotagentError
-from annotagent.ratelimit import check_user_rate
 from chat.api import answer_json, passages_json
-from chat.services import answer_question, check_question, search_project
+from chat.services import accept_question, answer_question, search_for_user
 from projects.api import ProjectSerializer
 from projects.models import Project
 from projects.services import ensure_default_project, get_project_for_user
@@ -137,9 +136,7 @@ def build_server(user: User | None = None) -> MCPServer:
         me = caller(ctx)
 
         def run() -> dict[str, Any]:
-            project = get_project_for_user(me, project_id)
-            check_user_rate(user_id=me.pk, action="question")
-            retrieval = search_project(project=project, query=query, top_k=top_k)
+            project, retrieval = search_for_user(user=me, project_id=project_id, query=query, top_k=top_k)
             return {"project_id": project.pk, "passages": passages_json(retrieval.references)}
 
         return await _run(run)
@@ -154,8 +151,7 @@ def build_server(user: User | None = None) -> MCPServer:
 
         def run() -> dict[str, Any]:
             project = get_project_for_user(me, project_id)
-            checked = check_question(question)
-            check_user_rate(user_id=me.pk, action="question")
+            checked = accept_question(user=me, text=question)
             answer = answer_question(project=project, user=me, question=checked, chat=True)
             return {"project_id": project.pk, **answer_json(answer)}
 
