@@ -805,6 +805,29 @@ def choose_evidence(scored: Sequence[Scored], analysis: QuestionAnalysis) -> lis
     return chosen
 
 
+# A sub-question of a compound question quotes at most this many sentences per paper.
+MAX_QUOTES_PART = 2
+
+
+def choose_part_evidence(parts: Sequence[tuple[Sequence[Scored], QuestionAnalysis]]) -> list[Scored]:
+    """The quotes for a compound question: `choose_evidence` for each sub-question (its scored
+    candidates and its analysis, in the question's order), at most MAX_QUOTES_PART per paper each,
+    merged in that order without a quote that overlaps one already chosen. "What is an SSTable and
+    what does it provide?" quotes the definition and the sentence on what it provides, where one
+    ranking for the whole question would quote two sentences near its echo."""
+    chosen: list[Scored] = []
+    for scored, analysis in parts:
+        per_paper: Counter[int] = Counter()
+        for s in choose_evidence(scored, analysis):
+            if per_paper[s.candidate.paper_id] >= MAX_QUOTES_PART:
+                continue
+            if any(_overlaps(s.candidate, c.candidate) for c in chosen):
+                continue
+            chosen.append(s)
+            per_paper[s.candidate.paper_id] += 1
+    return chosen
+
+
 def _listing(items: Sequence[str]) -> str:
     items = list(items)
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
@@ -862,14 +885,16 @@ def compose_answer(
     *,
     titles: dict[int, str] | None = None,
     texts: Sequence[str] = (),
+    chosen: Sequence[Scored] | None = None,
 ) -> ExtractiveAnswer:
     """The extractive answer for *scored* candidates: quotes of `choose_evidence`, each `[N]`-cited
     and flagged supported when it states the kind of fact asked for. Status: answered (every quote
     supported), partly answered (some), not stated (none, or the question names something no
     passage names: then the answer says so and lists the closest quotes as related). *titles* are
-    the citation labels by paper id; *texts* the passages' texts (default: the candidates')."""
+    the citation labels by paper id; *texts* the passages' texts (default: the candidates');
+    *chosen* the quotes when the caller chose them (`choose_part_evidence`)."""
     candidates = [s.candidate for s in scored]
-    chosen = choose_evidence(scored, analysis)
+    chosen = choose_evidence(scored, analysis) if chosen is None else list(chosen)
     if not chosen:
         return ExtractiveAnswer(text="", status=Status.NOT_STATED)
     labels = titles or {}

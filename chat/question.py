@@ -80,6 +80,9 @@ class QuestionAnalysis:
     rewritten: bool = False
     broad: bool = False
     key_terms: tuple[str, ...] = field(default=())
+    # The sub-questions of a compound question, each analysed alone (see `question_parts`); empty
+    # for a question that asks one thing.
+    parts: tuple[QuestionAnalysis, ...] = field(default=())
 
 
 # --- answer type ----------------------------------------------------------------------------------
@@ -672,7 +675,7 @@ def analyse_question(question: str, *, history: Sequence[Turn], papers: Sequence
         # "Compare the sample sizes of the two papers" in a two-paper project needs both papers: an
         # answer citing one of them is only partly an answer.
         focus = tuple(paper.paper_id for paper in papers)
-    return QuestionAnalysis(
+    analysis = QuestionAnalysis(
         question=question,
         query=resolved.query,
         answer_type=classify_answer_type(resolved.query),
@@ -682,6 +685,54 @@ def analyse_question(question: str, *, history: Sequence[Turn], papers: Sequence
         rewritten=rewritten,
         key_terms=content_terms(resolved.query, papers),
     )
+    return replace(analysis, parts=question_parts(analysis, papers))
+
+
+# "What is an SSTable and what does it provide to Bigtable?", "How big are GFS chunks, and how does
+# MapReduce schedule work near its input?": a new question word after "and" starts a sub-question.
+_PART_BREAK = re.compile(
+    r"(?:\s*,\s*|\s+)(?:and|but)\s+(?=(?:what|how|why|which|who|whom|when|where|whether|is|are|was|were|does|do|"
+    r"did|can|could)\b)",
+    re.IGNORECASE,
+)
+# A sub-question that says "it", "they" or "that" is about the first part's subject.
+_BACK_REFERENCE = re.compile(r"\b(?:it|they|them|this|these|those|that)\b", re.IGNORECASE)
+
+
+def question_parts(analysis: QuestionAnalysis, papers: Sequence[PaperRef]) -> tuple[QuestionAnalysis, ...]:
+    """The sub-questions of *analysis*'s query when it asks two things or more ("What is an SSTable
+    and what does it provide to Bigtable?" -> "What is an SSTable?", "what does it provide to
+    Bigtable?"), each with its own answer type, key terms and named papers, so each gets evidence of
+    its own; () when it asks one thing. A later part that refers back ("it", "that") keeps the
+    first part's key terms after its own; a part that names no paper keeps the question's."""
+    pieces = [piece.strip(" ,;") for piece in _PART_BREAK.split(analysis.query)]
+    pieces = [piece for piece in pieces if piece]
+    if len(pieces) < 2:
+        return ()
+    parts: list[QuestionAnalysis] = []
+    for number, piece in enumerate(pieces):
+        text = piece if piece.endswith("?") else f"{piece}?"
+        own = content_terms(text, papers)
+        refers_back = number > 0 and bool(_BACK_REFERENCE.search(piece))
+        if not own and not refers_back:
+            return ()  # "How and why ...?": one question
+        terms = own
+        if refers_back:
+            terms = tuple(dict.fromkeys((*own, *parts[0].key_terms)))
+        named = named_papers(text, papers) or analysis.named_paper_ids
+        parts.append(
+            QuestionAnalysis(
+                question=text,
+                query=text,
+                answer_type=classify_answer_type(text),
+                named_paper_ids=named,
+                comparison=len(named) > 1 and analysis.comparison,
+                broad=analysis.broad,
+                rewritten=analysis.rewritten,
+                key_terms=terms,
+            )
+        )
+    return tuple(parts)
 
 
 # --- with a chat model ----------------------------------------------------------------------------

@@ -31,11 +31,14 @@ from chat.citations import CitationStream, citations_unreadable, renumber_by_fir
 from chat.extractive import (
     AnswerSentence,
     ExtractiveAnswer,
+    Scored,
+    Sentence,
     Status,
     analysis_for,
     candidate_sentences,
     candidate_windows,
     cheap_scores,
+    choose_part_evidence,
     compose_answer,
     embed_candidates,
     fallback_candidates,
@@ -259,7 +262,10 @@ def extractive_answer(
     cheap = cheap_scores(candidates, analysis)  # both the embedding choice and the scores read them
     dense = embed_candidates(candidates, analysis, query, sentence_vectors.embed, cheap=cheap)
     scored = score_candidates(candidates, analysis, dense, cheap=cheap)
-    answer = compose_answer(scored, analysis, titles=labels, texts=[ref.text for ref in references])
+    chosen = None
+    if analysis.parts:  # a compound question: evidence for each thing it asks
+        chosen = choose_part_evidence([(_scored_for(candidates, part), part) for part in analysis.parts])
+    answer = compose_answer(scored, analysis, titles=labels, texts=[ref.text for ref in references], chosen=chosen)
     if answer.text:
         return answer
     # A passage qualified, so never "not covered": quote its best candidates as related.
@@ -271,6 +277,13 @@ def extractive_answer(
         status=Status.NOT_STATED,
         sentences=[AnswerSentence(text=line, not_stated=True)],
     )
+
+
+def _scored_for(candidates: list[Sentence], analysis: QuestionAnalysis) -> list[Scored]:
+    """*candidates* scored against one sub-question (`QuestionAnalysis.parts`)."""
+    cheap = cheap_scores(candidates, analysis)
+    dense = embed_candidates(candidates, analysis, embed_query(analysis.query), sentence_vectors.embed, cheap=cheap)
+    return score_candidates(candidates, analysis, dense, cheap=cheap)
 
 
 def words(text: str) -> list[str]:

@@ -21,6 +21,7 @@ from chat.extractive import (
     score_candidates,
 )
 from chat.prompts import REFUSAL
+from chat.question import PaperRef, analyse_question
 from chat.services import NO_PAPERS, answer_question, extractive_answer
 from indexing.pdf import extract_text
 from indexing.retrieval import Reference
@@ -524,3 +525,22 @@ def test_a_number_in_the_wrong_unit_does_not_answer_a_quantity_question():
     answer = scored_answer(refs, "What is the maximum number of znodes a ZooKeeper ensemble can store?")
     assert answer.status == Status.NOT_STATED
     assert "Related passages" in answer.text
+
+
+def test_each_part_of_a_compound_question_gets_its_own_evidence():
+    refs = [
+        reference(
+            1,
+            5,
+            "Bigtable keeps its data in files of the SSTable format, and SSTables are used throughout the system. "
+            "An SSTable is a persistent, ordered and immutable map from keys to values. "
+            "Each SSTable holds a sequence of blocks followed by a block index that is loaded into memory. "
+            "Because SSTables are never modified after they are written, Bigtable reads them without any locking.",
+            title="Bigtable",
+        )
+    ]
+    papers = [PaperRef(5, "Bigtable: A Distributed Storage System for Structured Data", "Fay Chang")]
+    analysis = analyse_question("What is an SSTable and why does Bigtable not lock it?", history=(), papers=papers)
+    quoted = " ".join(s.text for s in extractive_answer(analysis.query, refs, analysis=analysis).sentences)
+    assert "persistent, ordered and immutable map" in quoted
+    assert "without any locking" in quoted

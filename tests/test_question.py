@@ -349,3 +349,26 @@ def test_an_adjective_one_is_a_kind_of_the_previous_topic():
     assert analysis.query == "What happens to an ephemeral znode when its session ends in ZooKeeper?"
     assert analysis.named_paper_ids == (3,)
     assert analyse("Is the second one faster?", ("How do GFS and Bigtable store data?", (4, 5))).named_paper_ids == (5,)
+
+
+def test_a_compound_question_is_split_into_parts_that_each_keep_their_subject():
+    analysis = analyse("What is an SSTable and what does it provide to Bigtable?")
+    first, second = analysis.parts
+    assert (first.query, first.answer_type) == ("What is an SSTable?", AnswerType.DEFINITION)
+    assert "sstable" in second.key_terms  # "it" is the first part's subject
+    assert second.named_paper_ids == (BIGTABLE.paper_id,)
+
+
+def test_each_part_of_a_compound_question_names_its_own_papers():
+    analysis = analyse("How big are GFS chunks, and how does Bigtable use GFS to store its files?")
+    first, second = analysis.parts
+    assert (first.answer_type, first.named_paper_ids) == (AnswerType.QUANTITY, (GFS.paper_id,))
+    assert set(second.named_paper_ids) == {GFS.paper_id, BIGTABLE.paper_id}
+    assert "chunks" not in second.key_terms  # it does not refer back
+
+
+@pytest.mark.parametrize(
+    "question", ["How and why does GFS replicate chunks?", "What chunk size does GFS use and why?", "What is Raft?"]
+)
+def test_a_question_that_asks_one_thing_has_no_parts(question):
+    assert analyse(question).parts == ()
