@@ -83,6 +83,8 @@ class QuestionAnalysis:
     # The sub-questions of a compound question, each analysed alone (see `question_parts`); empty
     # for a question that asks one thing.
     parts: tuple[QuestionAnalysis, ...] = field(default=())
+    # For a question about several named papers, each one's own query (see `paper_queries`).
+    paper_queries: tuple[tuple[int, str], ...] = field(default=())
 
 
 # --- answer type ----------------------------------------------------------------------------------
@@ -685,7 +687,43 @@ def analyse_question(question: str, *, history: Sequence[Turn], papers: Sequence
         rewritten=rewritten,
         key_terms=content_terms(resolved.query, papers),
     )
-    return replace(analysis, parts=question_parts(analysis, papers))
+    parts = question_parts(analysis, papers)
+    return replace(analysis, parts=parts, paper_queries=paper_queries(analysis.query, focus, parts, papers))
+
+
+# The connective that goes with a name cut out of a list of papers: "Raft[ and Chubby]", "[GFS, ]Bigtable".
+_BEFORE_NAME = re.compile(r"(?:\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|vs\.?|versus)\s+)$", re.IGNORECASE)
+_AFTER_NAME = re.compile(r"^(?:\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|vs\.?|versus)\s+)", re.IGNORECASE)
+
+
+def paper_queries(
+    query: str, named: Sequence[int], parts: Sequence[QuestionAnalysis], papers: Sequence[PaperRef]
+) -> tuple[tuple[int, str], ...]:
+    """For a question that names two papers or more, (paper id, query) for each: the parts of a
+    compound question that concern that paper (those naming it or naming none), with the names of
+    the other papers cut out. "How do Raft and Chubby each elect a leader?" -> (Raft, "How do Raft
+    each elect a leader?"), (Chubby, "How do Chubby each elect a leader?"): each paper is searched
+    for its own side of the comparison, so one paper's name does not pull the other's passages
+    towards the passages that name both. () for a question naming fewer than two papers."""
+    if len(named) < 2:
+        return ()
+    out = []
+    for paper_id in named:
+        pieces = [p.query for p in parts if paper_id in p.named_paper_ids or not named_papers(p.query, papers)]
+        text = " ".join(pieces) if parts else query
+        found = mentions(text, papers)
+        own = {(m.start, m.end) for m in found if m.paper_id == paper_id}
+        for mention in reversed(found):
+            if (mention.start, mention.end) in own:
+                continue
+            start, end = mention.start, mention.end
+            before = _BEFORE_NAME.search(text[:start])
+            after = None if before else _AFTER_NAME.match(text[end:])
+            start = before.start() if before else start
+            end = end + after.end() if after else end
+            text = text[:start] + " " + text[end:]
+        out.append((paper_id, " ".join(text.split()).replace(" ?", "?").replace(" ,", ",")))
+    return tuple(out)
 
 
 # "What is an SSTable and what does it provide to Bigtable?", "How big are GFS chunks, and how does

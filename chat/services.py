@@ -225,7 +225,12 @@ def analyse_for_project(project_papers: list[Paper], question: str, history: lis
 
 
 def _retrieve(papers: list[Paper], analysis: QuestionAnalysis) -> Retrieval:
-    focus = Focus(paper_ids=analysis.named_paper_ids, comparison=analysis.comparison, broad=analysis.broad)
+    focus = Focus(
+        paper_ids=analysis.named_paper_ids,
+        comparison=analysis.comparison,
+        broad=analysis.broad,
+        queries=analysis.paper_queries,
+    )
     return retrieve_passages(papers=papers, question=analysis.query, focus=focus)
 
 

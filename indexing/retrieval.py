@@ -38,6 +38,7 @@ The ranking, fusion, diversity and numbering steps are pure functions over datac
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 import threading
@@ -156,11 +157,14 @@ class Retrieval:
 class Focus:
     """What the question needs, from its analysis: `paper_ids` the papers it names (or the turn it
     follows up named), in the order named; `comparison` True when it compares or relates papers or
-    asks across them; `broad` True when it asks across the project's papers, not only named ones."""
+    asks across them; `broad` True when it asks across the project's papers, not only named ones;
+    `queries` each named paper's own query (`chat.question.paper_queries`)."""
 
     paper_ids: tuple[int, ...] = ()
     comparison: bool = False
     broad: bool = False
+    # (paper id, query): a named paper's own side of the question, searched for that paper alone.
+    queries: tuple[tuple[int, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -645,9 +649,22 @@ def retrieve_passages(
         per_paper = max(per_paper, min(top_k // len(named), 2 * per_paper))
     limit = min(max(top_k * 4, per_paper * len(ranked) * 2), MAX_CANDIDATES)
     query = None if mode == "lexical" else embed_query(question)
-    hits, ran = rank_hits(
-        question=question, versions=versions, searched=ranked, mode=mode, limit=limit, query_embedding=query
-    )
+    own_queries = {pid: text for pid, text in (focus.queries if focus is not None else ()) if pid in ranked}
+    if ranked == named and len(own_queries) >= 2:
+        # Each side of a comparison is searched with its own query, the rankings taking turns.
+        rankings = []
+        for pid in sorted(ranked, key=list(focus.paper_ids if focus else ()).index):
+            text = own_queries.get(pid, question)
+            own = None if mode == "lexical" else embed_query(text)
+            paper_hits, ran = rank_hits(
+                question=text, versions=versions, searched={pid}, mode=mode, limit=limit, query_embedding=own
+            )
+            rankings.append(paper_hits)
+        hits = [hit for turn in itertools.zip_longest(*rankings) for hit in turn if hit is not None]
+    else:
+        hits, ran = rank_hits(
+            question=question, versions=versions, searched=ranked, mode=mode, limit=limit, query_embedding=query
+        )
     selected = select_passages(
         hits,
         min_relevance=settings.PROJECT_CHAT_MIN_RELEVANCE if ran != "lexical" else None,

@@ -372,3 +372,15 @@ def test_each_part_of_a_compound_question_names_its_own_papers():
 )
 def test_a_question_that_asks_one_thing_has_no_parts(question):
     assert analyse(question).parts == ()
+
+
+def test_each_paper_of_a_comparison_gets_its_own_query_without_the_other_papers_names():
+    queries = dict(analyse("How do Raft and Chubby each elect a leader?").paper_queries)
+    assert queries == {
+        RAFT.paper_id: "How do Raft each elect a leader?",
+        CHUBBY.paper_id: "How do Chubby each elect a leader?",
+    }
+    compound = dict(analyse("How big are GFS chunks, and how does Bigtable store its tablets?").paper_queries)
+    assert compound[GFS.paper_id] == "How big are GFS chunks?"
+    assert compound[BIGTABLE.paper_id] == "how does Bigtable store its tablets?"
+    assert analyse("How does Raft elect a leader?").paper_queries == ()

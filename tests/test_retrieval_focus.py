@@ -2,6 +2,8 @@
 against filler papers, named papers first, one slot per compared paper, and the exact-lexical
 qualification of a short question."""
 
+from dataclasses import replace
+
 import pytest
 
 from indexing.retrieval import Focus, Hit, retrieve_passages, select_passages
@@ -165,3 +167,26 @@ def test_a_paper_searched_alone_gets_the_budget_the_others_would_have_had(projec
     named = retrieve_passages(papers=[gfs], question=question, focus=Focus(paper_ids=(gfs.pk,)))
     assert len(alone.references) == 3
     assert len(named.references) == 6  # twice the per-paper cap, within the top-k budget
+
+
+RAFT_ELECTION = (
+    "Leader election. A follower that hears no heartbeat within its election timeout becomes a candidate "
+    "and asks the other servers for votes with RequestVote RPCs."
+)
+CHUBBY_CACHE = (
+    "Caching. Chubby clients cache file data and metadata in memory; the master invalidates the cached "
+    "copies before a file is modified, so a cache is never stale."
+)
+
+
+@pytest.mark.django_db
+def test_each_compared_paper_is_searched_with_its_own_query(project, settings):
+    raft, chubby = project({"Raft": [RAFT_ELECTION, RAFT_MEMBERSHIP], "Chubby": [CHUBBY_MASTER, CHUBBY_CACHE]})
+    settings.PROJECT_CHAT_MIN_RELEVANCE = 0.0
+    question = "How do Raft and Chubby each elect a leader?"
+    own = ((raft.pk, "How does Raft change its cluster membership?"), (chubby.pk, "How do Chubby clients cache files?"))
+    focus = Focus((raft.pk, chubby.pk), comparison=True, queries=own)
+    joint = retrieve_passages(papers=[raft, chubby], question=question, focus=replace(focus, queries=()), top_k=2)
+    each = retrieve_passages(papers=[raft, chubby], question=question, focus=focus, top_k=2)
+    assert {ref.page for ref in joint.references} == {1}  # the election passages
+    assert {(ref.paper_id, ref.page) for ref in each.references} == {(raft.pk, 2), (chubby.pk, 2)}
