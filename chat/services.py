@@ -12,7 +12,7 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -55,6 +55,7 @@ from indexing.chunking import count_tokens
 from indexing.embedding_cache import sentence_embeddings
 from indexing.embeddings import embed_query
 from indexing.retrieval import Focus, Reference, Retrieval, retrieve_passages
+from indexing.store import ChunkStoreError
 from papers.citation import PaperLabel, author_year_citation, bibtex_entry, paper_labels
 from papers.models import Paper
 from papers.services import author_names
@@ -224,6 +225,30 @@ def analyse_for_project(project_papers: list[Paper], question: str, history: lis
     return analysis
 
 
+def best_sentence_cosines(texts: Sequence[str], query: np.ndarray) -> np.ndarray:
+    """`indexing.retrieval.SentenceScorer`: per chunk text, the highest cosine similarity of one of
+    its candidate sentences (the extractive answer's splitter, so the vectors indexing pre-filled
+    are found) to *query*; NaN for a chunk none of whose sentences has a known vector (nothing is
+    embedded here). A chunk index that cannot be read gives all NaN (logged)."""
+    references = [
+        Reference(n=row + 1, paper_id=0, title="", page=1, text=text, score=0.0) for row, text in enumerate(texts)
+    ]
+    sentences = candidate_sentences(references)
+    best = np.full(len(texts), np.nan, dtype=np.float32)
+    try:
+        vectors = sentence_vectors.known([sentence.text for sentence in sentences])
+    except ChunkStoreError:
+        logger.warning("Sentence vectors could not be read; ranking by chunks alone", exc_info=True)
+        return best
+    for sentence in sentences:
+        vector = vectors.get(sentence.text)
+        if vector is not None:
+            cosine = float(vector @ query)
+            row = sentence.n - 1
+            best[row] = cosine if np.isnan(best[row]) else max(best[row], cosine)
+    return best
+
+
 def _retrieve(papers: list[Paper], analysis: QuestionAnalysis) -> Retrieval:
     focus = Focus(
         paper_ids=analysis.named_paper_ids,
@@ -231,7 +256,7 @@ def _retrieve(papers: list[Paper], analysis: QuestionAnalysis) -> Retrieval:
         broad=analysis.broad,
         queries=analysis.paper_queries,
     )
-    return retrieve_passages(papers=papers, question=analysis.query, focus=focus)
+    return retrieve_passages(papers=papers, question=analysis.query, focus=focus, sentence_scorer=best_sentence_cosines)
 
 
 # The extractive answer's and the support check's `embed`: each sentence is embedded once, across

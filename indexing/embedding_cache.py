@@ -67,6 +67,23 @@ class SentenceEmbeddingCache:
         dimension = rows[0].shape[0] if rows else get_embedder().dimension
         return np.array(rows, dtype=np.float32).reshape(len(texts), dimension)
 
+    def known(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
+        """The embeddings of those of *texts* this process or the chunk index already holds, by
+        text; nothing is embedded (a text never embedded is left out). Raises ChunkStoreError."""
+        model = get_embedder().model_name
+        found: dict[str, np.ndarray] = {}
+        with self._lock:
+            for text in texts:
+                vector = self._vectors.get((model, text))
+                if vector is not None:
+                    found[text] = vector
+        missing = [text for text in dict.fromkeys(texts) if text not in found]
+        if missing:
+            stored = store.load_sentence_embeddings(model, missing)
+            self._remember(model, stored)
+            found.update(stored)
+        return found
+
     def store_missing(self, texts: Sequence[str]) -> int:
         """Embed and store those of *texts* the chunk index lacks, in batches of `EMBED_BATCH_SIZE`,
         without filling this process's layer (indexing pre-fills for the web processes). Returns

