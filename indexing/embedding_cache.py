@@ -51,13 +51,7 @@ class SentenceEmbeddingCache:
         """Embeddings of *texts*: shape (len(texts), dimension), float32, unit rows, the same
         vectors the embedder gives. Only texts found in neither layer are embedded."""
         model = get_embedder().model_name
-        found: dict[str, np.ndarray] = {}
-        with self._lock:
-            for text in texts:
-                vector = self._vectors.get((model, text))
-                if vector is not None:
-                    self._vectors.move_to_end((model, text))
-                    found[text] = vector
+        found = self._held(model, texts)
         missing = [text for text in dict.fromkeys(texts) if text not in found]
         if missing:
             fetched = self._stored_or_embedded(model, missing)
@@ -71,12 +65,7 @@ class SentenceEmbeddingCache:
         """The embeddings of those of *texts* this process or the chunk index already holds, by
         text; nothing is embedded (a text never embedded is left out). Raises ChunkStoreError."""
         model = get_embedder().model_name
-        found: dict[str, np.ndarray] = {}
-        with self._lock:
-            for text in texts:
-                vector = self._vectors.get((model, text))
-                if vector is not None:
-                    found[text] = vector
+        found = self._held(model, texts)
         missing = [text for text in dict.fromkeys(texts) if text not in found]
         if missing:
             stored = store.load_sentence_embeddings(model, missing)
@@ -105,6 +94,17 @@ class SentenceEmbeddingCache:
         """Forget this process's layer (the stored vectors stay)."""
         with self._lock:
             self._vectors.clear()
+
+    def _held(self, model: str, texts: Sequence[str]) -> dict[str, np.ndarray]:
+        """The vectors of *texts* this process holds (most recently used last)."""
+        found: dict[str, np.ndarray] = {}
+        with self._lock:
+            for text in texts:
+                vector = self._vectors.get((model, text))
+                if vector is not None:
+                    self._vectors.move_to_end((model, text))
+                    found[text] = vector
+        return found
 
     def _stored_or_embedded(self, model: str, texts: list[str]) -> dict[str, np.ndarray]:
         try:

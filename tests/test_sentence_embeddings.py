@@ -149,7 +149,16 @@ def test_an_answer_reads_its_sentences_from_the_prefilled_cache_unchanged(
     question = "How does Raft elect a leader?"
     with_cache = answer_question(project=indexed_project, user=alice, question=question)
     assert counting.calls == []  # every candidate sentence came from the store
-    direct = type("Direct", (), {"embed": staticmethod(get_embedder().embed)})
+    embed = get_embedder().embed
+    # Every sentence embedded afresh, for the answer and for retrieval's best-sentence re-ranking.
+    direct = type(
+        "Direct",
+        (),
+        {
+            "embed": staticmethod(embed),
+            "known": staticmethod(lambda texts: dict(zip(texts, embed(list(texts)), strict=True))),
+        },
+    )
     monkeypatch.setattr("chat.services.sentence_vectors", direct)
     without = answer_question(project=indexed_project, user=alice, question=question)
     assert with_cache.text == without.text
