@@ -3,7 +3,15 @@ from rest_framework.authtoken.views import obtain_auth_token
 
 from chat.api import AskView, ProjectChatView, SearchView
 from notes.api_urls import urlpatterns as notes_urlpatterns
-from papers.api import AuthorNamesView, LibraryPaperView, LibraryView, PaperDetailView
+from papers.api import (
+    AuthorNamesView,
+    LibraryPaperView,
+    LibraryView,
+    LibraryWorksView,
+    LibraryWorkView,
+    PaperDetailView,
+    PrimaryVersionView,
+)
 from projects.api import (
     DefaultProjectView,
     ProjectDetailView,
@@ -44,7 +52,10 @@ urlpatterns = [
     path("search/", SearchView.as_view(), name="search"),
     path("upload/", UploadView.as_view(), name="upload"),
     path("library/", LibraryView.as_view(), name="library"),
+    path("library/works/", LibraryWorksView.as_view(), name="library-works"),
     path("library/<int:pk>/", LibraryPaperView.as_view(), name="library-paper"),
+    path("library/<int:pk>/work/", LibraryWorkView.as_view(), name="library-paper-work"),
+    path("library/<int:pk>/primary/", PrimaryVersionView.as_view(), name="library-paper-primary"),
     path("papers/<int:pk>/", PaperDetailView.as_view(), name="paper"),
     path("profile/author-names/", AuthorNamesView.as_view(), name="author-names"),
     *notes_urlpatterns,

@@ -59,7 +59,7 @@ from indexing.store import ChunkStoreError
 from papers.citation import PaperLabel, author_year_citation, bibtex_entry, paper_labels
 from papers.models import Paper
 from papers.services import author_names
-from projects.models import Project, papers_as_added
+from projects.models import Project, papers_to_search
 from projects.services import get_project_for_user
 
 logger = logging.getLogger(__name__)
@@ -190,9 +190,11 @@ def search_project(*, project: Project, query: str, top_k: int | None = None) ->
 
 
 def _project_papers(project: Project) -> list[Paper]:
-    """*project*'s papers; untitled ones are named by the file name that the member who added each
-    gave it (`projects.models.papers_as_added`), so every member sees the same names."""
-    return list(papers_as_added(project))
+    """*project*'s papers that retrieval reads: each work once, its primary version and its
+    supplements (`projects.models.papers_to_search`); untitled ones are named by the file name that
+    the member who added each gave it (`projects.models.papers_as_added`), so every member sees the
+    same names."""
+    return papers_to_search(project)
 
 
 def paper_ref(paper: Paper) -> PaperRef:
@@ -483,6 +485,7 @@ class AnswerSession(StreamedAnswer):
     analysis: QuestionAnalysis | None = None
     labels: dict[int, PaperLabel] = field(default_factory=dict)
     bibliographic: dict[int, tuple[str, str]] = field(default_factory=dict)  # paper id -> (authors, doi)
+    supplements: set[int] = field(default_factory=set)  # ids of the papers that are supplements
     quotes: dict[int, str] = field(default_factory=dict)
     answer_message: ChatMessage | None = None
     question_message: ChatMessage | None = None
@@ -527,11 +530,13 @@ class AnswerSession(StreamedAnswer):
         # The metadata the project's owner sees: the PDF's, with their corrections over it.
         self.labels = paper_labels((p.pk, p.display_title, p.cited.authors_text, p.cited.year) for p in papers)
         self.bibliographic = {p.pk: (p.cited.authors_text, p.cited.doi) for p in papers}
+        self.supplements = {p.pk for p in papers if p.is_supplement}
 
     def citation(self, n: int) -> dict[str, object]:
         """The reference's citation plus what the hover card shows: the paper's label (title, with
-        first author and year when another project paper has the same title), first author, year,
-        the quoted text, an author-year citation and a BibTeX entry to copy."""
+        first author and year when another project paper has the same title; "Supplement to
+        <title>" for a supplement), first author, year, the quoted text, an author-year citation
+        ("(Surname 2020, supplement, p. 3)" for a supplement) and a BibTeX entry to copy."""
         reference = self.references[n]
         citation = super().citation(n)
         paper = self.labels.get(reference.paper_id)
@@ -548,6 +553,7 @@ class AnswerSession(StreamedAnswer):
                 year=paper.year,
                 page=str(citation.get("printed") or reference.page),
                 title=paper.title,
+                supplement=reference.paper_id in self.supplements,
             ),
             "bibtex": bibtex_entry(
                 title=paper.title, authors=authors, year=paper.year, doi=doi, paper_id=paper.paper_id

@@ -34,6 +34,7 @@ from indexing.pdf import PdfError, PdfInterruptedError, PdfResourceError, extrac
 from indexing.signals import paper_indexed
 from papers.metadata import doc_key
 from papers.models import Paper
+from papers.works import read_supplement
 
 logger = logging.getLogger(__name__)
 
@@ -269,12 +270,15 @@ def index_paper(
 _PAPER_FIELDS = {"authors": "author_list"}
 
 
-def take_metadata(paper: Paper, metadata: PaperMetadata) -> list[str]:
+def take_metadata(paper: Paper, metadata: PaperMetadata, *, first_page: str = "") -> list[str]:
     """Copy what *metadata* found onto *paper* (unsaved) and return the model fields to save.
 
     A field the PDF or a lookup gave before is replaced by what they give now (extraction
     improves); a field set another way (by hand, without a recorded source) is kept. Users'
-    corrections are on their library entries and never touched here.
+    corrections are on their library entries and never touched here. Whether the file is a
+    supplement is read from its title and *first_page* (the text of page 1,
+    `papers.works.read_supplement`); a supplement's title read from the PDF becomes the title of
+    the work it supplements, when it names one.
     """
     sources = dict(paper.metadata_sources)
     changed = {"metadata_sources"}
@@ -291,9 +295,15 @@ def take_metadata(paper: Paper, metadata: PaperMetadata) -> list[str]:
         setattr(paper, attribute, list(value) if isinstance(value, tuple) else value)
         sources[name] = metadata.sources.get(name, "pdf")
         changed.add(attribute)
+    work_title = read_supplement(title=paper.title, first_page=first_page)
+    paper.is_supplement = work_title is not None
+    if work_title and (not paper.title or sources.get("title") in ("pdf", "lookup")):
+        paper.title = work_title[:500]
+        sources["title"] = "pdf"
+        changed.add("title")
     paper.metadata_sources = sources
     paper.doc_key = doc_key(doi=paper.doi, arxiv_id=paper.arxiv_id, pmid=paper.pmid, sha256=paper.sha256)
-    return sorted(changed | {"doc_key"})
+    return sorted(changed | {"doc_key", "is_supplement"})
 
 
 def _build(claim: IndexClaim, progress: ProgressCallback | None) -> Paper:
@@ -323,7 +333,9 @@ def _build(claim: IndexClaim, progress: ProgressCallback | None) -> Paper:
             )
 
         text = extract_text(paper.file.path, progress=parsed_page)
-        metadata_fields = take_metadata(paper, checked_with_lookup(extract_metadata(text)))
+        metadata_fields = take_metadata(
+            paper, checked_with_lookup(extract_metadata(text)), first_page=text.pages[0] if text.pages else ""
+        )
         paper.page_count = len(text.pages)
         # Extraction quality (issue 11): the per-page report, and the pages left out, for the chip.
         paper.page_report = [report.as_dict() for report in text.reports]

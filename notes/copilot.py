@@ -43,7 +43,7 @@ from notes.suggestions import (
 )
 from papers.models import Paper
 from papers.services import get_paper_for_user
-from projects.models import Project, papers_as_added
+from projects.models import Project, papers_to_search
 from projects.services import get_project_for_user
 
 MAX_MODEL_CALLS = 6
@@ -284,7 +284,7 @@ def ask_project_copilot(*, user: User, project: Project, question: str) -> Copil
     check_chat_model()
     question = check_question(question)
     scope = project_scope(user, project)
-    project_papers = list(papers_as_added(project))
+    project_papers = papers_to_search(project)
     retrieval = retrieve_passages(papers=project_papers, question=question)
     references = {ref.n: ref for ref in retrieval.references}
     scope.citations = _citation_map(references)

@@ -8,7 +8,7 @@ from projects.services import reprocess_paper
 
 class LibraryEntryInline(admin.TabularInline[UserPaper, Paper]):
     model = UserPaper
-    fields = ["user", "filename", "corrections", "added_at"]
+    fields = ["user", "filename", "corrections", "chosen_primary", "added_at"]
     readonly_fields = ["added_at"]
     raw_id_fields = ["user"]
     extra = 0
@@ -26,7 +26,7 @@ class PaperAdmin(admin.ModelAdmin[Paper]):
         "extraction_warning",
         "created_at",
     ]
-    list_filter = ["index_status", "embedding_model"]
+    list_filter = ["index_status", "embedding_model", "is_supplement"]
     search_fields = ["title", "authors", "venue", "doi", "arxiv_id", "sha256"]
     # The PDF's metadata here; each user's corrections in the library entries below.
     inlines = [LibraryEntryInline]

@@ -1,8 +1,10 @@
-"""REST API of the library: list, upload, remove, and one paper with its index status."""
+"""REST API of the library: list (as papers or as works), upload, remove, one paper with its index
+status, its work and the choice of a work's primary version."""
 
 from __future__ import annotations
 
 from http import HTTPStatus
+from typing import Any
 
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
@@ -20,9 +22,12 @@ from papers.services import (
     AddedPaper,
     add_paper_to_library,
     author_names,
+    choose_primary_version,
     correct_paper_metadata,
     get_paper_for_user,
+    get_work_for_user,
     library_papers,
+    library_works,
     read_upload,
     set_author_names,
 )
@@ -68,6 +73,8 @@ class PaperSerializer(serializers.ModelSerializer[Paper]):
             "index_error",
             "extraction_warning",
             "ocr_pages",
+            "doc_key",
+            "is_supplement",
             "chunk_count",
             "indexed_at",
             "created_at",
@@ -81,6 +88,20 @@ class PaperSerializer(serializers.ModelSerializer[Paper]):
 
     def get_reader_url(self, paper: Paper) -> str:
         return reverse("papers:reader", args=[paper.pk])
+
+
+class WorkSerializer(serializers.Serializer[Any]):
+    """One work of my library (`papers.works.Work`): the files that hold it (same DOI, arXiv id or
+    PMID) and its supplements. Retrieval in my projects reads `primary` and the supplements, never
+    `versions`."""
+
+    key = serializers.CharField(read_only=True, help_text='The shared doc_key ("doi:10.1145/..."); "" for one file.')
+    primary = PaperSerializer(read_only=True, help_text="The version retrieval reads.")
+    versions = PaperSerializer(many=True, read_only=True, help_text="The other versions, next best first.")
+    supplements = PaperSerializer(many=True, read_only=True, help_text="Attached; always searched.")
+    chosen = serializers.BooleanField(
+        read_only=True, help_text="True when I chose the primary; False when the rule did (published, else newest)."
+    )
 
 
 class UploadSerializer(serializers.Serializer[None]):
@@ -127,6 +148,24 @@ class AuthorNamesSerializer(serializers.Serializer[None]):
     names = serializers.ListField(child=serializers.CharField(max_length=200), max_length=20)
 
 
+def library_filters(request: AuthenticatedRequest) -> tuple[MetadataFilter, dict[str, Any]]:
+    """The library filters of *request*'s query (`LibraryFilterSerializer`), checked: the criteria
+    and the validated values (`mine`, `sort`). Raises ValidationError."""
+    query = LibraryFilterSerializer(data=request.query_params)
+    query.is_valid(raise_exception=True)
+    values = query.validated_data
+    criteria = MetadataFilter(
+        first_author=values["first_author"],
+        authors=(values["author"],) if values["author"] else (),
+        year=values["year"],
+        year_before=values["before"],
+        year_after=values["after"],
+        venue=values["venue"],
+        text=values["q"],
+    )
+    return criteria, values
+
+
 class LibraryView(APIView):
     parser_classes = [MultiPartParser, FormParser]
 
@@ -136,18 +175,7 @@ class LibraryView(APIView):
         summary="Papers in my library, filtered by metadata",
     )
     def get(self, request: AuthenticatedRequest) -> Response:
-        query = LibraryFilterSerializer(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        values = query.validated_data
-        criteria = MetadataFilter(
-            first_author=values["first_author"],
-            authors=(values["author"],) if values["author"] else (),
-            year=values["year"],
-            year_before=values["before"],
-            year_after=values["after"],
-            venue=values["venue"],
-            text=values["q"],
-        )
+        criteria, values = library_filters(request)
         papers = library_papers(user=request.user, criteria=criteria, mine=values["mine"], sort=values["sort"])
         return Response(PaperSerializer(papers, many=True).data)
 
@@ -195,6 +223,35 @@ class LibraryPaperView(APIView):
     def delete(self, request: AuthenticatedRequest, pk: int) -> Response:
         remove_paper_from_library(user=request.user, paper=get_paper_for_user(request.user, pk))
         return Response(status=HTTPStatus.NO_CONTENT)
+
+
+class LibraryWorksView(APIView):
+    @extend_schema(
+        parameters=[LibraryFilterSerializer],
+        responses=WorkSerializer(many=True),
+        summary="My library as works: each with its primary version, other versions and supplements",
+    )
+    def get(self, request: AuthenticatedRequest) -> Response:
+        criteria, values = library_filters(request)
+        works = library_works(user=request.user, criteria=criteria, mine=values["mine"], sort=values["sort"])
+        return Response(WorkSerializer(works, many=True).data)
+
+
+class LibraryWorkView(APIView):
+    @extend_schema(responses=WorkSerializer, summary="The work a paper of my library belongs to")
+    def get(self, request: AuthenticatedRequest, pk: int) -> Response:
+        return Response(WorkSerializer(get_work_for_user(request.user, pk)).data)
+
+
+class PrimaryVersionView(APIView):
+    @extend_schema(
+        request=None,
+        responses=WorkSerializer,
+        summary="Make this paper the primary version of its work in my library (retrieval reads it, not the others)",
+    )
+    def post(self, request: AuthenticatedRequest, pk: int) -> Response:
+        work = choose_primary_version(user=request.user, paper=get_paper_for_user(request.user, pk))
+        return Response(WorkSerializer(work).data)
 
 
 class AuthorNamesView(APIView):

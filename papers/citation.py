@@ -75,12 +75,16 @@ def paper_labels(papers: Iterable[tuple[int, str, str, int | None]]) -> dict[int
     return labels
 
 
-def author_year_citation(*, first_author: str, year: int | None, page: int | str | None = None, title: str = "") -> str:
-    """The in-text citation "(Burrows 2006, p. 4)". *page* is the page as printed where known
-    ("379"), else the PDF's page. No author: the title stands in; no year: "n.d." (APA's "no
-    date"); no page: the page part is left out."""
+def author_year_citation(
+    *, first_author: str, year: int | None, page: int | str | None = None, title: str = "", supplement: bool = False
+) -> str:
+    """The in-text citation "(Burrows 2006, p. 4)"; of a *supplement*, "(Burrows 2006, supplement,
+    p. 4)". *page* is the page as printed where known ("379"), else the PDF's page. No author: the
+    title stands in; no year: "n.d." (APA's "no date"); no page: the page part is left out."""
     who = first_author or title or "Anonymous"
     text = f"{who} {year if year else 'n.d.'}"
+    if supplement:
+        text += ", supplement"
     if page:
         text += f", p. {page}"
     return f"({text})"

@@ -16,6 +16,7 @@ from django.db.models import OuterRef, Q, Subquery
 from annotagent.querysets import BulkCreateSignalQuerySet
 from papers.metadata import author_names_of
 from papers.signals import papers_bulk_created
+from papers.works import supplement_label
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -37,15 +38,20 @@ class PaperQuerySet(BulkCreateSignalQuerySet["Paper"]):
         """Annotate `library_filename`: the file name under which *user* added each paper ("" when
         the paper is not in their library), and `library_corrections`: *user*'s corrections of its
         metadata (`UserPaper.corrections`, None when not in their library). Both are private to the
-        library entry they came with, so `display_title` and `cited` show the viewer's own."""
+        library entry they came with, so `display_title` and `cited` show the viewer's own. Also
+        `library_added_at` and `library_chosen_primary`, which `papers.works.group_works` reads to
+        pick the primary version of a work."""
         return self.named_by(UserPaper.objects.filter(user=user, paper=OuterRef("pk")))
 
     def named_by(self, entries: models.QuerySet[UserPaper]) -> PaperQuerySet:
-        """Annotate `library_filename` and `library_corrections` (see `named_for`) from the first of
-        *entries*: library entries filtered against `OuterRef("pk")`, the paper being annotated."""
+        """Annotate `library_filename`, `library_corrections`, `library_added_at` and
+        `library_chosen_primary` (see `named_for`) from the first of *entries*: library entries
+        filtered against `OuterRef("pk")`, the paper being annotated."""
         return self.annotate(
             library_filename=Subquery(entries.values("filename")[:1]),
             library_corrections=Subquery(entries.values("corrections")[:1]),
+            library_added_at=Subquery(entries.values("added_at")[:1]),
+            library_chosen_primary=Subquery(entries.values("chosen_primary")[:1]),
         )
 
     def ready(self, *, embedding_model: str) -> PaperQuerySet:
@@ -96,6 +102,9 @@ class Paper(models.Model):
     # The work this file holds (`papers.metadata.doc_key`): DOI, else arXiv id, else PMID, else
     # "sha256:..."; "" before indexing has read the file.
     doc_key = models.CharField(max_length=300, blank=True, db_index=True)
+    # A supplement of the work (`papers.works.read_supplement`, set by indexing): attached to the
+    # work, never one of its versions; its `title` is the work's, shown as "Supplement to <title>".
+    is_supplement = models.BooleanField(default=False)
     page_count = models.PositiveIntegerField(default=0)
 
     index_status = models.CharField(max_length=16, choices=IndexStatus.choices, default=IndexStatus.PENDING)
@@ -142,8 +151,12 @@ class Paper(models.Model):
     def display_title(self) -> str:
         """The viewer's corrected title, else the title found in the PDF, else the viewer's own
         file name (both when the paper was fetched through `PaperQuerySet.named_for` or
-        `in_library_of`), else "Paper <id>"."""
-        return self.cited.title or getattr(self, "library_filename", None) or f"Paper {self.pk}"
+        `in_library_of`), else "Paper <id>". A supplement's is "Supplement to <the work's title>"
+        (`papers.works.supplement_label`), "Supplement: <that>" when its title names no work."""
+        title = self.cited.title or getattr(self, "library_filename", None) or f"Paper {self.pk}"
+        if self.is_supplement:
+            return supplement_label(self.cited.title) or f"Supplement: {title}"
+        return title
 
     @property
     def cited(self) -> CitedMetadata:
@@ -256,6 +269,9 @@ class UserPaper(models.Model):
     # This user's corrections of the paper's metadata, field -> value (fields of
     # CORRECTABLE_FIELDS; "authors" a list, "year" an int or null): theirs alone.
     corrections = models.JSONField(default=dict, blank=True)
+    # This user chose this file as the primary version of its work (`papers.works`): the one
+    # retrieval reads where they added the work's versions. Theirs alone, like `corrections`.
+    chosen_primary = models.BooleanField(default=False)
     added_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -1,4 +1,5 @@
-"""Library workflows: adding PDFs to a user's library and removing them."""
+"""Library workflows: adding PDFs to a user's library and removing them, correcting their metadata,
+listing the library as works and choosing the primary version of a work."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from papers.metadata import MetadataFilter, author_names_of, filter_papers, pars
 from papers.models import CORRECTABLE_FIELDS, AuthorProfile, Paper, UserPaper, paper_upload_to
 from papers.pdfium import count_pages
 from papers.storage import files_removed_on_error, write_paper_file
+from papers.works import Work, group_works, is_work_key
 
 
 class UploadTooLargeError(AnnotagentError):
@@ -228,15 +230,79 @@ def library_papers(*, user: User, criteria: MetadataFilter, mine: bool = False, 
 
     Raises NoAuthorNamesError for *mine* when they have set no author names.
     """
+    return _admitted(_library(user), user=user, criteria=criteria, mine=mine, sort=sort)
+
+
+def _library(user: User) -> list[Paper]:
+    """*user*'s library, newest entry first."""
+    return list(Paper.objects.in_library_of(user).order_by("-library_links__added_at", "pk"))
+
+
+def _admitted(papers: list[Paper], *, user: User, criteria: MetadataFilter, mine: bool, sort: str) -> list[Paper]:
+    """`library_papers` over *papers*, *user*'s library newest first."""
     if mine:
         names = author_names(user)
         if not names:
             raise NoAuthorNamesError("Set the names you publish under in your profile first.")
         criteria = replace(criteria, authors=(*criteria.authors, *names))
-    papers = filter_papers(Paper.objects.in_library_of(user).order_by("-library_links__added_at", "pk"), criteria)
+    papers = filter_papers(papers, criteria)
     # Sorted here, not in SQL: the year and title a user sees may be their corrections (JSON).
     if sort == "year":
         papers.sort(key=lambda paper: -(paper.cited.year or 0))
     elif sort == "title":
         papers.sort(key=lambda paper: paper.display_title.casefold())
     return papers
+
+
+def library_works(*, user: User, criteria: MetadataFilter, mine: bool = False, sort: str = "added") -> list[Work]:
+    """*user*'s library as works (`papers.works.group_works`): each work with its primary version,
+    its other versions and its supplements. A work is listed when any of its files passes the
+    filters (see `library_papers`), whole, in the place of its first such file in *sort* order;
+    its primary is decided over the whole library, never by the filters.
+
+    Raises NoAuthorNamesError for *mine* when they have set no author names.
+    """
+    papers = _library(user)
+    admitted = _admitted(papers, user=user, criteria=criteria, mine=mine, sort=sort)
+    position = {paper.pk: n for n, paper in enumerate(admitted)}
+    works = [work for work in group_works(papers) if any(paper.pk in position for paper in work.files)]
+    return sorted(works, key=lambda work: min(position[p.pk] for p in work.files if p.pk in position))
+
+
+def get_work_for_user(user: User, pk: int) -> Work:
+    """The work that paper *pk* of *user*'s library belongs to, over *user*'s library. Raises
+    Http404 when the paper is not in their library."""
+    paper = get_paper_for_user(user, pk)
+    files = Paper.objects.in_library_of(user).filter(doc_key=paper.doc_key) if is_work_key(paper.doc_key) else [paper]
+    return next(work for work in group_works(files) if any(file.pk == paper.pk for file in work.files))
+
+
+class NotAVersionError(AnnotagentError):
+    code = "supplement_not_a_version"
+
+
+@transaction.atomic
+def choose_primary_version(*, user: User, paper: Paper) -> Work:
+    """Make *paper* the primary version of its work in *user*'s library and return the work: where
+    *user* added versions of it to a project, retrieval reads this one and not the others
+    (`papers.works`). Only *user*'s choice changes; other libraries keep theirs.
+
+    Raises Http404 when the paper is not in *user*'s library, NotAVersionError for a supplement
+    (it is part of its work, always searched, never a version).
+    """
+    if not UserPaper.objects.filter(user=user, paper=paper).exists():
+        raise Http404("No such paper.")
+    if paper.is_supplement:
+        raise NotAVersionError(
+            f"“{paper.display_title}” is a supplement: it is always searched with its work and is not a version of it."
+        )
+    entries = UserPaper.objects.filter(user=user, paper=paper)
+    if is_work_key(paper.doc_key):
+        entries = UserPaper.objects.filter(user=user, paper__doc_key=paper.doc_key, paper__is_supplement=False)
+    # Locked, so two choices at once leave one chosen entry: the later one.
+    versions = list(entries.select_for_update(of=("self",)).values_list("pk", "paper_id"))
+    UserPaper.objects.filter(pk__in=[pk for pk, paper_id in versions if paper_id != paper.pk]).update(
+        chosen_primary=False
+    )
+    UserPaper.objects.filter(user=user, paper=paper).update(chosen_primary=True)
+    return get_work_for_user(user, paper.pk)

@@ -11,6 +11,7 @@ urlpatterns = [
     path("<int:pk>/metadata/", views.edit_metadata, name="edit_metadata"),
     path("<int:pk>/remove/", views.remove, name="remove"),
     path("<int:pk>/retry/", views.retry, name="retry"),
+    path("<int:pk>/primary/", views.make_primary, name="make_primary"),
     path("<int:pk>/add-to-project/", views.add_to_project, name="add_to_project"),
     path("<int:pk>/read/", views.reader, name="reader"),
     path("<int:pk>/chat/", views.chat_ask, name="chat_ask"),

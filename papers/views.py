@@ -20,9 +20,10 @@ from papers.models import Paper, UserPaper
 from papers.services import (
     add_paper_to_library,
     author_names,
+    choose_primary_version,
     correct_paper_metadata,
     get_paper_for_user,
-    library_papers,
+    library_works,
     read_upload,
     set_author_names,
 )
@@ -51,15 +52,15 @@ def library(request: AuthenticatedHttpRequest) -> HttpResponse:
         )
         mine, sort = values["mine"], values["sort"] or "added"
     try:
-        papers = library_papers(user=request.user, criteria=criteria, mine=mine, sort=sort)
+        works = library_works(user=request.user, criteria=criteria, mine=mine, sort=sort)
     except AnnotagentError as exc:
         messages.error(request, exc.message)
-        papers = library_papers(user=request.user, criteria=criteria, sort=sort)
+        works = library_works(user=request.user, criteria=criteria, sort=sort)
     return render(
         request,
         "papers/library.html",
         {
-            "papers": papers,
+            "works": works,
             "filters": filters,
             "filtered": bool(criteria) or mine,
             "upload_form": UploadForm(),
@@ -157,6 +158,20 @@ def retry(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     else:
         reprocess_paper(paper=paper)
         messages.success(request, f"Queued “{paper.display_title}” for indexing again.")
+    return redirect("papers:library")
+
+
+@login_required
+@require_POST
+def make_primary(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
+    """Make a paper the primary version of its work in the user's library."""
+    paper = get_paper_for_user(request.user, pk)
+    try:
+        choose_primary_version(user=request.user, paper=paper)
+    except AnnotagentError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"Questions in your projects now read this version of “{paper.display_title}”.")
     return redirect("papers:library")
 
 

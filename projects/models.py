@@ -14,6 +14,7 @@ from django.db.models import OuterRef, Q, Subquery
 
 from annotagent.querysets import BulkCreateSignalQuerySet
 from papers.models import Paper, PaperQuerySet, UserPaper
+from papers.works import searched_papers
 from projects.signals import links_bulk_created
 
 if TYPE_CHECKING:
@@ -150,6 +151,14 @@ def papers_as_added(project: Project) -> PaperQuerySet:
     adder = ProjectPaper.objects.filter(project=project, paper=OuterRef(OuterRef("pk"))).values("added_by")
     entries = UserPaper.objects.filter(paper=OuterRef("pk"), user__in=adder)
     return Paper.objects.filter(project_links__project=project).named_by(entries)
+
+
+def papers_to_search(project: Project) -> list[Paper]:
+    """*project*'s papers as added (`papers_as_added`) that retrieval reads: each work once. Of
+    several versions of one work in the project (`papers.works`), only the primary is read, chosen
+    as the members who added them chose in their libraries (`UserPaper.chosen_primary`), else by
+    the rule (published over preprint, else added last); supplements are always read."""
+    return searched_papers(papers_as_added(project))
 
 
 def members_of(project: Project) -> models.QuerySet[ProjectMembership]:

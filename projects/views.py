@@ -19,6 +19,7 @@ from chat.suggestions import suggested_prompts
 from papers.forms import UploadForm
 from papers.services import read_upload
 from papers.views import paper_file_response, render_reader
+from papers.works import searched_papers
 from projects.forms import AddPapersForm, MemberForm, ProjectForm
 from projects.models import Project, Role, members_of, papers_as_added
 from projects.services import (
@@ -90,6 +91,8 @@ def project_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
             "can_admin": role.allows(Role.ADMIN),
             "members": members_of(project),
             "papers": papers,
+            # Of several versions of one work, questions read one (`projects.models.papers_to_search`).
+            "searched": {paper.pk for paper in searched_papers(papers)},
             "room": room,
             "counted": papers_counted(project),
             "max_papers": settings.PROJECT_MAX_PAPERS,

@@ -9,10 +9,11 @@ function render(
   holder,
   { index_status: status, index_error: error, extraction_warning: warning, ocr_pages: ocrPages, title, authors, year },
 ) {
-  // Indexing reads the title, authors and year from the PDF: show them once it settles.
-  const card = SETTLED.has(status) ? holder.closest(".paper-card") : null;
+  // Indexing reads the title, authors and year from the PDF: show them once it settles. A work's
+  // other versions and supplements are listed inside its card, each with its own title.
+  const card = SETTLED.has(status) ? holder.closest(".work-file, .paper-card") : null;
   if (card) {
-    const link = card.querySelector(".card-title a");
+    const link = card.querySelector(".card-title a, .work-file-title");
     if (link && title) link.textContent = title;
     const meta = card.querySelector(".meta");
     if (meta) meta.textContent = [authors || "Unknown authors", year].filter(Boolean).join(" · ");
