@@ -64,6 +64,9 @@ MAX_EMBEDDED = 30
 # one restating the question.
 W_DENSE, W_LEXICAL, W_TYPE, W_NOVELTY = 0.45, 0.35, 0.25, 0.1
 ECHO_PENALTY = 0.15
+# A sentence about the paper's own sections ("The previous sections described how Raft elects
+# leaders.") names the topic and states nothing about it.
+SIGNPOST_PENALTY = 0.15
 # Added to the answer-type match (weighted by W_TYPE) of the sentence that first names the asked
 # thing in its passage (`first_mentions`).
 INTRO_BONUS = 0.4
@@ -159,6 +162,21 @@ _QUOTED_MARKER = re.compile(r"\[ref ([^\]]+)\]")
 _CITATION_LINE = re.compile(r"\b(?:19|20)\d\d[a-z]?\b|\bIn Proc|\bProceedings\b|\bpp\.|\bvol\.|\bet al\.")
 # A figure or table caption label inside a "sentence": figure text glued to a caption or to prose.
 _CAPTION = re.compile(r"\b(?:Figure|Fig\.|Table)\s+\d+:")
+# Front and back matter that is never evidence: copyright and permission notices, acknowledgements,
+# funding ("Copyright 2003 ACM ...", "To copy otherwise, to republish ...", "We thank ...").
+_BOILERPLATE = re.compile(
+    r"\bcopyright\b|\ball rights reserved\b|\bpermission to make (?:digital|hard)|\bto copy otherwise\b|"
+    r"\bto republish\b|\bISBN\b|^(?:finally,? |also,? )?(?:we|the authors?) (?:would (?:also )?like to |also )?"
+    r"(?:thank|acknowledge|are grateful)|\b(?:research|work|project) (?:was|is) (?:partially |partly |in part )?"
+    r"(?:supported|funded)(?: in part| partly)? by\b",
+    re.IGNORECASE,
+)
+_SIGNPOST = re.compile(
+    r"^(?:the |in the |this |in this )?(?:previous|next|following|preceding|remaining|this) (?:sections?|chapters?)\b|"
+    r"^(?:see )?(?:sections?|§)\s*\d|\b(?:sections?|chapters?|§)\s*[\d.]*\s*(?:briefly |then |now )?"
+    r"(?:describe|present|discuss|explain|complete|introduce|cover|summari[sz]e|show)[sd]?\b",
+    re.IGNORECASE,
+)
 # A table row: a label, then at least two numeric cells ("Marlin 0.850 0.760 0.802").
 _TABLE_ROW = re.compile(r"^(?=.*[^\W\d_])[^\n]{1,80}?(?:\s+[-+±]?\d[\d.,]*%?){2,}\s*$")
 
@@ -207,7 +225,15 @@ def is_quotable(text: str) -> bool:
     digits = sum(ch.isdigit() for ch in text)
     if letters < 0.55 * len(text) or digits > 0.2 * len(text):
         return False
-    return not (_BIBLIOGRAPHY.search(text) or re.match(r"^\d+[A-Z]", text) or _CAPTION.search(text))
+    return not (
+        _BIBLIOGRAPHY.search(text) or re.match(r"^\d+[A-Z]", text) or _CAPTION.search(text) or _BOILERPLATE.search(text)
+    )
+
+
+def is_signpost(text: str) -> bool:
+    """Whether *text* speaks of the paper's own sections ("This section completes the Raft
+    algorithm ...", "Section 4 briefly describes ...", "See §2.5 for details ...")."""
+    return bool(_SIGNPOST.search(text))
 
 
 def is_quotable_line(line: str) -> bool:
@@ -215,6 +241,8 @@ def is_quotable_line(line: str) -> bool:
     two or more numbers) or a short complete line (three words or more, ending in a stop)."""
     line = line.strip()
     if not MIN_LINE_CHARS <= len(line) <= MAX_LINE_CHARS or _BIBLIOGRAPHY.search(line) or _CAPTION.search(line):
+        return False
+    if _BOILERPLATE.search(line):
         return False
     if _TABLE_ROW.match(line):
         return True
@@ -683,7 +711,9 @@ def cheap_scores(candidates: Sequence[Sentence], analysis: QuestionAnalysis) -> 
         if intro and answer_type(analysis) != AnswerType.QUANTITY:
             # Where a passage first names the asked thing it says what it is or does.
             type_match = max(type_match, 0.0) + INTRO_BONUS
-        out.append((lexical, type_match, novelty, states_fact(candidate.matchable, analysis, asked)))
+        # A sentence about the paper's own sections names the topic and states nothing about it.
+        states = states_fact(candidate.matchable, analysis, asked) and not is_signpost(candidate.text)
+        out.append((lexical, type_match, novelty, states))
     return out
 
 
@@ -695,7 +725,8 @@ def score_candidates(
     cheap: CheapScores | None = None,
 ) -> list[Scored]:
     """Score each candidate: W_DENSE * cosine + W_LEXICAL * lexical + W_TYPE * answer-type match +
-    W_NOVELTY * novelty, less ECHO_PENALTY when under a third of its terms are new (it restates the
+    W_NOVELTY * novelty, less SIGNPOST_PENALTY for a sentence about the paper's sections (`is_signpost`),
+    less ECHO_PENALTY when under a third of its terms are new (it restates the
     question), less WINDOW_PENALTY for a two-sentence window (one sentence that holds everything is
     the better quote). *dense* holds one cosine similarity per candidate (0 when not embedded);
     *cheap* the candidates' `cheap_scores` when the caller has them already."""
@@ -707,6 +738,8 @@ def score_candidates(
             score -= ECHO_PENALTY
         if candidate.parts > 1:
             score -= WINDOW_PENALTY
+        if is_signpost(candidate.text):
+            score -= SIGNPOST_PENALTY
         scored.append(Scored(candidate, score, lexical, float(cosine), type_match, novelty, states))
     return scored
 
@@ -779,8 +812,9 @@ def choose_evidence(scored: Sequence[Scored], analysis: QuestionAnalysis) -> lis
         return []
     best = max(s.score for s in ranked)
     named = [pid for pid in analysis.named_paper_ids if pid in by_paper]
+    # A paper's best score (its first item is the best that states the fact, which may score lower).
     over_bar = sorted(
-        (pid for pid, items in by_paper.items() if items[0].score >= RELATIVE_BAR * best),
+        (pid for pid, items in by_paper.items() if max(s.score for s in items) >= RELATIVE_BAR * best),
         key=lambda pid: (-by_paper[pid][0].states, -by_paper[pid][0].score),
     )
     if named and not analysis.comparison:

@@ -544,3 +544,30 @@ def test_each_part_of_a_compound_question_gets_its_own_evidence():
     quoted = " ".join(s.text for s in extractive_answer(analysis.query, refs, analysis=analysis).sentences)
     assert "persistent, ordered and immutable map" in quoted
     assert "without any locking" in quoted
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Copyright 2003 ACM 1-58113-757-5/03/0010 for this article and its copies.",
+        "To copy otherwise, to republish, to post on servers or to redistribute to lists, requires permission.",
+        "We thank our teammates at the lab for their help with the data on this project.",
+        "Finally, we thank the infrastructure team for assisting with data access and storage.",
+        "This work was supported in part by a grant from the national science foundation.",
+    ],
+)
+def test_copyright_notices_and_acknowledgements_are_never_quoted(text):
+    assert candidate_sentences([reference(1, 1, text)]) == []
+
+
+def test_a_sentence_about_the_papers_sections_loses_to_the_one_stating_the_fact():
+    refs = [
+        reference(
+            1,
+            1,
+            "The previous sections described how Raft elects leaders and replicates log entries. "
+            "A candidate becomes leader when it receives votes from a majority of the servers in the cluster.",
+        )
+    ]
+    answer = scored_answer(refs, "How does Raft elect leaders?")
+    assert "majority of the servers" in answer.sentences[0].text
