@@ -32,7 +32,7 @@ from chat import events
 from chat.models import ChatMessage, PaperChat
 from chat.pool import in_answer_pool
 from chat.prompts import PageText, Turn, answered_turns, trim_history
-from chat.services import StreamedAnswer, extractive_answer, words
+from chat.services import StreamedAnswer, best_sentence_cosines, extractive_answer, words
 from indexing import store
 from indexing.chunking import count_tokens
 from indexing.retrieval import Reference, paper_versions, retrieve_passages
@@ -202,7 +202,9 @@ def _paper_passages(paper: Paper, question: str) -> list[Reference]:
     """The paper's chunks most similar to *question* (over `PROJECT_CHAT_MIN_RELEVANCE`), numbered
     by page; the best passage of a page stands for it."""
     top_k = settings.PROJECT_CHAT_TOP_K
-    retrieval = retrieve_passages(papers=[paper], question=question, top_k=top_k, per_paper=top_k)
+    retrieval = retrieve_passages(
+        papers=[paper], question=question, top_k=top_k, per_paper=top_k, sentence_scorer=best_sentence_cosines
+    )
     by_page: dict[int, Reference] = {}
     for reference in retrieval.references:
         by_page.setdefault(reference.page, replace(reference, n=reference.page))
