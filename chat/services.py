@@ -293,6 +293,11 @@ def extractive_answer(
     query = embed_query(analysis.query) if query_embedding is None else query_embedding
     cheap = cheap_scores(candidates, analysis)  # both the embedding choice and the scores read them
     dense = embed_candidates(candidates, analysis, query, sentence_vectors.embed, cheap=cheap)
+    for paper_id, own_query in analysis.paper_queries if not analysis.parts else ():
+        # Each side of a comparison is judged against its own side of the question.
+        own = embed_candidates(candidates, analysis, embed_query(own_query), sentence_vectors.embed, cheap=cheap)
+        rows = [row for row, candidate in enumerate(candidates) if candidate.paper_id == paper_id]
+        dense[rows] = own[rows]
     scored = score_candidates(candidates, analysis, dense, cheap=cheap)
     chosen = None
     if analysis.parts:  # a compound question: evidence for each thing it asks
