@@ -174,7 +174,8 @@ _BOILERPLATE = re.compile(
 _SIGNPOST = re.compile(
     r"^(?:the |in the |this |in this )?(?:previous|next|following|preceding|remaining|this) (?:sections?|chapters?)\b|"
     r"^(?:see )?(?:sections?|§)\s*\d|\b(?:sections?|chapters?|§)\s*[\d.]*\s*(?:briefly |then |now )?"
-    r"(?:describe|present|discuss|explain|complete|introduce|cover|summari[sz]e|show)[sd]?\b",
+    r"(?:describe|present|discuss|explain|complete|introduce|cover|summari[sz]e|show)[sd]?\b|"
+    r"\b(?:figures?|fig\.|tables?)\s*\d+\s+(?:sum-?mari[sz]es|lists|shows|gives|presents|illustrates|depicts)\b",
     re.IGNORECASE,
 )
 # A table row: a label, then at least two numeric cells ("Marlin 0.850 0.760 0.802").
@@ -231,8 +232,9 @@ def is_quotable(text: str) -> bool:
 
 
 def is_signpost(text: str) -> bool:
-    """Whether *text* speaks of the paper's own sections ("This section completes the Raft
-    algorithm ...", "Section 4 briefly describes ...", "See §2.5 for details ...")."""
+    """Whether *text* speaks of the paper's own sections or figures ("This section completes the
+    Raft algorithm ...", "Section 4 briefly describes ...", "See §2.5 for details ...", "Figure 2
+    summarizes the algorithm ...")."""
     return bool(_SIGNPOST.search(text))
 
 

@@ -15,6 +15,7 @@ from chat.extractive import (
     candidate_sentences,
     candidate_windows,
     compose_answer,
+    is_signpost,
     normalise_numbers,
     quantities,
     quantity_fit,
@@ -558,6 +559,26 @@ def test_each_part_of_a_compound_question_gets_its_own_evidence():
 )
 def test_copyright_notices_and_acknowledgements_are_never_quoted(text):
     assert candidate_sentences([reference(1, 1, text)]) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The previous sections described how Raft elects leaders.",
+        "Section 4 briefly describes the underlying infrastructure.",
+        "See §2.5 for details on filtering the papers.",
+        "Figure 2 summarizes the algorithm in condensed form for reference.",
+    ],
+)
+def test_sentences_about_the_papers_own_sections_and_figures_are_signposts(text):
+    assert is_signpost(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["As described in Section 3, the master grants leases.", "Raft elects a leader (Figure 4) with votes."]
+)
+def test_a_sentence_that_cites_a_section_while_stating_a_fact_is_no_signpost(text):
+    assert not is_signpost(text)
 
 
 def test_a_sentence_about_the_papers_sections_loses_to_the_one_stating_the_fact():
