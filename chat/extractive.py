@@ -334,6 +334,8 @@ _UNITS = {
     "x": "x", "times": "x",
     "hz": "hz", "khz": "khz", "mhz": "mhz", "ghz": "ghz",
     "w": "w", "watt": "w", "watts": "w", "kw": "kw",
+    "°c": "°c", "℃": "°c", "degrees celsius": "°c", "degrees c": "°c", "celsius": "°c",
+    "°f": "°f", "degrees fahrenheit": "°f", "fahrenheit": "°f", "kelvin": "k", "degrees": "°",
     "mbps": "mbps", "gbps": "gbps", "mb/s": "mb/s", "gb/s": "gb/s",
 }  # fmt: skip
 _NUMBER = r"\d+(?:,\d{3})*(?:\.\d+)?"
@@ -437,7 +439,8 @@ def _terms(text: str) -> tuple[str, ...]:
             chars = [c for c in token if not c.isspace()]
             out.extend([a + b for a, b in itertools.pairwise(chars)] if len(chars) > 1 else chars)
         else:
-            out.append(_stem(token))
+            # "percent" without a number ("By how many percent ...?") meets "41 percent" (-> "%").
+            out.append("%" if token in ("percent", "percentage", "percentages") else _stem(token))
     return tuple(out)
 
 
@@ -548,6 +551,20 @@ _POLAR = re.compile(r"\b(?:not|no|never|only|always|cannot|must|does|do|is|are)\
 # asks for a time, not a count): measure -> (pattern, canonical units that fit it).
 _MEASURE_WORDS: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
     (
+        # "By how many percent does it cut latency?" asks for a share, not a time.
+        "share",
+        re.compile(
+            r"\b(?:percent|per cent|percentage|fraction|proportion|ratio|by how much|how many times|speed-?up)\b|%",
+            re.IGNORECASE,
+        ),
+        frozenset({"%", "x", ""}),
+    ),
+    (
+        "temperature",
+        re.compile(r"\b(?:temperatures?|how (?:hot|cold|warm)|degrees)\b", re.IGNORECASE),
+        frozenset({"°c", "°f", "k", "°"}),
+    ),
+    (
         "time",
         re.compile(
             r"\b(?:how long|how often|how quickly|how fast|latency|latencies|timeouts?|delays?|durations?|"
@@ -577,8 +594,9 @@ _MEASURE_WORDS: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
 
 
 def asked_measure(question: str) -> str:
-    """What quantity *question* asks for: "time", "bytes", "size" (bytes or a count), "power",
-    "count" or "" (no telling: a score, a cost, a fanout)."""
+    """What quantity *question* asks for: "share" (a percentage or ratio), "temperature", "time",
+    "bytes", "size" (bytes or a count), "power", "count" or "" (no telling: a score, a cost, a
+    fanout)."""
     return next((name for name, pattern, _ in _MEASURE_WORDS if pattern.search(question)), "")
 
 
@@ -623,7 +641,13 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
     near = not asked or any(t in text_terms for t in asked)
     kind = answer_type(analysis)
     if kind == AnswerType.QUANTITY:
-        return near and quantity_fit(text, asked_measure(analysis.query)) >= 0.5
+        measure = asked_measure(analysis.query)
+        fit = quantity_fit(text, measure)
+        # "At what temperature are the oxides synthesised?" is answered by "... at 350 degrees
+        # Celsius": a number in the unit of the measure asked for stands for the measure's name.
+        in_its_unit = measure in ("time", "bytes", "power", "temperature") and fit == 1.0
+        key = {t for k in analysis.key_terms for t in terms(k)}
+        return (near and fit >= 0.5) or (in_its_unit and bool(key & text_terms))
     if kind == AnswerType.ENTITY and not near:
         # "Which tools does S2ORC use to extract text?" is answered by "We then use GROBID to process
         # each PDF": a name the question lacks, with the question's other terms, not the word "tools".
@@ -884,9 +908,13 @@ def not_stated_sentence(analysis: QuestionAnalysis, candidates: Sequence[Sentenc
         wanted = f"anything about {_listing(list(missing))}"
     else:
         asked_words = list(dict.fromkeys(w for w in words if _stem(w.lower()) in asked))
+        kind = answer_type(analysis)
         wanted = f"the {' '.join(asked_words)} asked about" if asked_words else "what was asked"
-        if answer_type(analysis) == AnswerType.QUANTITY and asked_words:
+        if kind == AnswerType.QUANTITY and asked_words:
             wanted = f"a figure for the {' '.join(asked_words)} asked about"
+        elif kind not in (AnswerType.QUANTITY, AnswerType.ENTITY, AnswerType.DEFINITION):
+            # How, why, whether: the asked words are no noun phrase ("the S2ORC handle failures").
+            wanted = f"an answer to “{analysis.query.strip().rstrip('?.!')}?”"
     return f"The papers discuss {subject} but do not state {wanted}."
 
 

@@ -214,9 +214,16 @@ def papers_in_scope(question: str, papers: Sequence[Paper], *, author_names: Seq
     return Scope(papers=filter_papers(papers, criteria), question=rest)
 
 
+# "the paper", "this article": in a project of one paper, that paper.
+_THE_PAPER = re.compile(r"\b(?:the|this)\s+(?:paper|article|publication)\b(?!s)", re.I)
+
+
 def _named(question: str, papers: Sequence[Paper]) -> list[Paper]:
     by_id = {paper.pk: paper for paper in papers}
-    return [by_id[pid] for pid in named_papers(question, [_ref(paper) for paper in papers])]
+    named = [by_id[pid] for pid in named_papers(question, [_ref(paper) for paper in papers])]
+    if not named and len(papers) == 1 and _THE_PAPER.search(question):
+        return list(papers)
+    return named
 
 
 def _join(names: Sequence[str]) -> str:

@@ -95,11 +95,12 @@ _QUANTITY_NOUNS = (
     r"percent|fraction|share|length|duration|timeout|timeouts|interval|period|limit|threshold|capacity|bandwidth|"
     r"overhead|speedup|speed|frequency|delay|accuracy|precision|recall|score|cost|fanout|factor|budget|"
     r"year|age|total|average|mean|median|maximum|minimum|max|min|dimension|dimensions|granularity|"
-    r"participants|replicas|nodes|servers|machines"
+    r"participants|replicas|nodes|servers|machines|temperature|temperatures|percent|percentage"
 )
 _QUANTITY = re.compile(
     r"\b(?:how (?:many|much|long|large|big|fast|often|small|far|high|low|quickly|frequently)|"
-    r"at what (?:rate|size|speed)|by how much|in what year|what (?:percentage|fraction|proportion)|"
+    r"at what (?:rate|size|speed|temperature|frequency|cost)|by how (?:much|many)|in what year|"
+    r"what (?:percentage|fraction|proportion)|"
     rf"(?:what|which)(?: (?:is|are|was|were|'s))?(?: the| a| an| its| their)?(?: [\w-]+){{0,3}}? "
     rf"(?:{_QUANTITY_NOUNS})\b)",
     re.IGNORECASE,
@@ -446,6 +447,10 @@ _TOPIC_PRONOUN = re.compile(
 )
 _GENERAL_PAPERS = re.compile(r"\b(?:the|these|both|all(?: the)?) (?:papers|systems|works|studies)\b", re.IGNORECASE)
 _OWN_PAPERS = re.compile(r"\b(?:papers|systems|authors|works|studies)\b", re.IGNORECASE)
+# "Who are the authors of the paper?" asks about the papers themselves: no follow-up for want of content.
+_ABOUT_PAPERS = re.compile(
+    r"\b(?:papers?|articles?|authors?|publications?|venues?|journals?|published|wrote|written)\b", re.IGNORECASE
+)
 _CONTINUATION = re.compile(r"^\s*(?:and|also|so|then|what about|how about|same (?:for|question for))\b", re.I)
 _QUESTION_WORDS = frozenset(
     "what which who whom whose when where why how is are was were do does did can could will would should "
@@ -609,7 +614,7 @@ def _looks_like_follow_up(question: str, papers: Sequence[PaperRef]) -> bool:
         or _TOPIC_PRONOUN.search(question)
         or ((_SUBJECT_IT.search(question) or _CLAUSE_IT.search(question)) and not named)
         or ((_ADJECTIVE_ONE.search(question) or _paper_its(question)) and not named)
-        or (not named and not content_terms(question, papers))
+        or (not named and not content_terms(question, papers) and not _ABOUT_PAPERS.search(question))
     )
 
 

@@ -592,3 +592,21 @@ def test_a_sentence_about_the_papers_sections_loses_to_the_one_stating_the_fact(
     ]
     answer = scored_answer(refs, "How does Raft elect leaders?")
     assert "majority of the servers" in answer.sentences[0].text
+
+
+@pytest.mark.parametrize(
+    ("question", "passage"),
+    [
+        (
+            "By how many percent does the lease protocol cut read latency under contention?",
+            "Under contention, the lease protocol cuts read latency by 41 percent compared with the baseline.",
+        ),
+        (
+            "At what temperature are the layered oxides synthesised?",
+            "We synthesise the layered oxides at 350 degrees Celsius in air for two hours.",
+        ),
+    ],
+)
+def test_a_number_in_the_unit_of_the_measure_asked_for_answers_the_question(question, passage):
+    answer = scored_answer([reference(1, 1, passage)], question)
+    assert answer.status == Status.ANSWERED

@@ -419,3 +419,12 @@ def test_a_mixed_question_retrieves_only_from_the_papers_it_names_by_year(alice,
     )
     assert answer.references
     assert {ref.paper_id for ref in answer.references} == {raft.pk}
+
+
+def test_in_a_one_paper_project_the_paper_is_that_paper(alice, library, no_chunk_index):
+    project = create_project(owner=alice, name="One")
+    add_papers_to_project(project=project, papers=[library["chubby"]], user=alice)
+    answer = answer_question(project=project, user=alice, question="Who are the authors of the paper?")
+    assert answer.text.startswith("From paper metadata: ")
+    assert "Burrows" in answer.text
+    assert [ref.paper_id for ref in answer.references] == [library["chubby"].pk]

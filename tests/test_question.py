@@ -384,3 +384,9 @@ def test_each_paper_of_a_comparison_gets_its_own_query_without_the_other_papers_
     assert compound[GFS.paper_id] == "How big are GFS chunks?"
     assert compound[BIGTABLE.paper_id] == "how does Bigtable store its tablets?"
     assert analyse("How does Raft elect a leader?").paper_queries == ()
+
+
+@pytest.mark.parametrize("question", ["Who are the authors of the paper?", "Where was the paper published?"])
+def test_a_question_about_the_paper_itself_is_no_follow_up(question):
+    analysis = analyse(question, ("How does Raft handle failures?", (RAFT.paper_id,)))
+    assert analysis.query == question and not analysis.rewritten
