@@ -12,7 +12,8 @@ Sources, best first for each field:
   e-mail addresses and affiliations ("Google Inc.", "Stanford University") left out.
 - year: printed on the paper before any file date: the ACM reference line, a copyright line
   ("Copyright 2003 ACM", "© 2023"), the venue line ("SOSP'03", "To appear in OSDI 2006",
-  "Proceedings ... 2020"), a date under the title ("March 25, 2011", "Draft of October 7, 2013"),
+  "Proceedings ... 2020"), a date under the title ("March 25, 2011", "Draft of October 7, 2013")
+  or a byline ending with its year ("Ada Brenner, 1998"),
   the arXiv stamp; only then XMP/info dates (a scan's creation date is the scan's year).
 - venue, volume, pages: "In Proceedings of ...", "Proceedings of the ..., pages 4969-4983", an ACM
   conference line ("SOSP'03, October 19-22, 2003" -> "SOSP 2003"), "To appear in OSDI 2004", a
@@ -70,6 +71,8 @@ _MONTHS = (
 _DATE_LINE = re.compile(
     rf"^\(?(?:[A-Za-z]+ of )?(?:{_MONTHS}\s+\d{{1,2}},?\s+|\d{{1,2}}\s+{_MONTHS}\s+|{_MONTHS}\s+)((?:19|20)\d\d)\)?$"
 )
+# A byline that ends with its year: "Ada Brenner, 1998", "J. Smith and K. Lee (2004)".
+_BYLINE_YEAR = re.compile(r"^[A-Z][^\d]{2,120}?(?:,\s*|\s+\()((?:19|20)\d\d)\)?$")
 _COPYRIGHT = re.compile(r"(?:Copyright|©|\(c\)|\bc)\s*(?:\(c\)\s*)?((?:19|20)\d\d)\b", re.IGNORECASE)
 # "SOSP'03, October 19-22, 2003, Bolton Landing" / "SOSP 2007, Oct., 2004" / "CHI '23, April ...".
 _CONFERENCE_LINE = re.compile(r"^([A-Z][A-Za-z]*[A-Z][A-Za-z]*)\s*['\u2019\u2018]?\s*(\d{4}|\d{2})\b,")
@@ -346,7 +349,7 @@ def find_year(page: str, *, head_rows: Sequence[dict[str, Any]], venue_year: int
     _, after = _title_rows(head_rows)
     for row in head_rows[after : after + 12]:
         for segment in row["segments"]:
-            if match := _DATE_LINE.match(segment.strip()):
+            if match := _DATE_LINE.match(segment.strip()) or _BYLINE_YEAR.match(segment.strip()):
                 return int(match.group(1))
     if match := _ARXIV_DATE.search(margin):
         return int(match.group(1))

@@ -28,7 +28,7 @@ from papers.services import (
     set_author_names,
 )
 from projects.services import add_papers_to_project, create_project
-from tests.conftest import shared_paper
+from tests.conftest import shared_case, shared_paper
 
 pytestmark = pytest.mark.django_db
 
@@ -428,3 +428,11 @@ def test_in_a_one_paper_project_the_paper_is_that_paper(alice, library, no_chunk
     assert answer.text.startswith("From paper metadata: ")
     assert "Burrows" in answer.text
     assert [ref.paper_id for ref in answer.references] == [library["chubby"].pk]
+
+
+@pytest.mark.parametrize(
+    ("name", "author", "year"), [("same-title-a.pdf", "Ada Brenner", 1998), ("same-title-b.pdf", "Kofi Mensah", 2021)]
+)
+def test_a_byline_ending_with_its_year_beats_the_files_date(name, author, year):
+    metadata = extract_metadata(extract_text(shared_case(name)))  # the file says 2023
+    assert (metadata.authors, metadata.year) == ((author,), year)
