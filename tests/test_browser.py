@@ -672,3 +672,23 @@ def test_a_member_sees_anothers_question_and_its_answer_stream_in_live(visit):
     assert answer.locator("a.citation").count() >= 1
     bob.check_console()
     owner.check_console()
+
+
+@pytest.mark.browser
+def test_a_refused_question_goes_back_into_the_box(visit):
+    from playwright.sync_api import expect
+
+    visitor = visit()
+    visitor.sign_in(DEMO_USERNAME, DEMO_PASSWORD)
+    visitor.open_demo_project()
+    page = visitor.page
+    box = page.get_by_label("Question")
+    assert box.get_attribute("maxlength") == "4000"
+    too_long = "Why? " * 1000  # past the limit: set by script, as a paste around maxlength would be
+    box.evaluate("(box, text) => { box.value = text; }", too_long)
+    before = page.locator("#chat-messages > .message-user").count()
+    page.get_by_role("button", name="Ask").click()
+    expect(page.locator("#chat-notice")).to_contain_text("4000")
+    expect(page.locator("#chat-messages > .message-user")).to_have_count(before)
+    assert box.input_value() == too_long.strip()
+    visitor.check_console()

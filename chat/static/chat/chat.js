@@ -296,6 +296,13 @@ function start() {
       // The connection stays open; an answer.done with the partial answer may still follow.
       showNotice(message);
       if (current) endStreaming(current.item, "failed");
+      else if (pending) {
+        // Refused before any answer began (too long, too fast): the question goes back into the
+        // box, so nothing typed is lost.
+        pending.item.remove();
+        if (!question.value) question.value = pending.text;
+        pending = null;
+      }
       setBusy(false);
     },
     "paper.status": updatePaperStatus,
