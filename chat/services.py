@@ -56,7 +56,7 @@ from indexing.embedding_cache import sentence_embeddings
 from indexing.embeddings import embed_query
 from indexing.retrieval import Focus, Reference, Retrieval, retrieve_passages
 from indexing.store import ChunkStoreError
-from papers.citation import PaperLabel, author_year_citation, bibtex_entry, paper_labels
+from papers.citation import PaperLabel, author_year_citation, paper_bibtex, paper_labels
 from papers.models import Paper
 from papers.services import author_names
 from projects.models import Project, papers_to_search
@@ -489,7 +489,7 @@ class AnswerSession(StreamedAnswer):
     history: list[Turn] = field(default_factory=list)
     analysis: QuestionAnalysis | None = None
     labels: dict[int, PaperLabel] = field(default_factory=dict)
-    bibliographic: dict[int, tuple[str, str]] = field(default_factory=dict)  # paper id -> (authors, doi)
+    bibtex: dict[int, str] = field(default_factory=dict)  # paper id -> its BibTeX entry
     supplements: set[int] = field(default_factory=set)  # ids of the papers that are supplements
     quotes: dict[int, str] = field(default_factory=dict)
     answer_message: ChatMessage | None = None
@@ -534,7 +534,7 @@ class AnswerSession(StreamedAnswer):
         self.cited_papers = {p.pk: p for p in papers}
         # The metadata the project's owner sees: the PDF's, with their corrections over it.
         self.labels = paper_labels((p.pk, p.display_title, p.cited.authors_text, p.cited.year) for p in papers)
-        self.bibliographic = {p.pk: (p.cited.authors_text, p.cited.doi) for p in papers}
+        self.bibtex = {p.pk: paper_bibtex(p) for p in papers}
         self.supplements = {p.pk for p in papers if p.is_supplement}
 
     def citation(self, n: int) -> dict[str, object]:
@@ -547,7 +547,6 @@ class AnswerSession(StreamedAnswer):
         paper = self.labels.get(reference.paper_id)
         if paper is None:
             return citation
-        authors, doi = self.bibliographic.get(reference.paper_id, ("", ""))
         return citation | {
             "label": paper.label,
             "author": paper.first_author,
@@ -560,9 +559,7 @@ class AnswerSession(StreamedAnswer):
                 title=paper.title,
                 supplement=reference.paper_id in self.supplements,
             ),
-            "bibtex": bibtex_entry(
-                title=paper.title, authors=authors, year=paper.year, doi=doi, paper_id=paper.paper_id
-            ),
+            "bibtex": self.bibtex.get(reference.paper_id, ""),
         }
 
     async def _pieces(self) -> AsyncGenerator[str, None]:

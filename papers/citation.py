@@ -12,6 +12,10 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from papers.models import Paper
 
 
 @dataclass(frozen=True)
@@ -123,9 +127,11 @@ def bibtex_entry(
     pages: str = "",
     author_list: list[str] | None = None,
 ) -> str:
-    """A BibTeX `@misc` entry. The key is surname + year + first title word, ASCII lower case
-    ("burrows2006chubby"); authors are joined with " and " as BibTeX expects; *venue* becomes
-    `howpublished` and *pages* `pages` (an en dash as BibTeX's "--"). *author_list*, when given, is
+    """A BibTeX entry: `@inproceedings` (venue as `booktitle`) for a paper in proceedings,
+    `@article` (venue as `journal`) for one in a journal (`csl_type` tells them apart), `@misc`
+    without a venue. The key is surname + year + first title word, ASCII lower case
+    ("burrows2006chubby"); authors are joined with " and " as BibTeX expects; *pages* become
+    `pages` (an en dash as BibTeX's "--"). *author_list*, when given, is
     taken as the authors in order ("Burrows, M." stays one name) instead of splitting *authors*."""
     surname = first_author_surname(authors)
     words = [w for w in re.findall(r"[A-Za-z]+", unicodedata.normalize("NFKD", title)) if len(w) > 3]
@@ -144,14 +150,41 @@ def bibtex_entry(
         fields.append(("pages", _bibtex_value(re.sub(r"\s*[\u2013-]+\s*", "--", pages))))
     if doi:
         fields.append(("doi", _bibtex_value(doi)))
+    kind = "misc"
+    if venue:
+        # A paper in proceedings is an @inproceedings in its booktitle, one in a journal an @article.
+        kind = "inproceedings" if csl_type(venue) == "paper-conference" else "article"
+        fields = [
+            (("booktitle" if kind == "inproceedings" else "journal") if n == "howpublished" else n, v)
+            for n, v in fields
+        ]
     body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields)
-    return f"@misc{{{key},\n{body}\n}}"
+    return f"@{kind}{{{key},\n{body}\n}}"
+
+
+def paper_bibtex(paper: Paper) -> str:
+    """*paper*'s `bibtex_entry` from the metadata its `cited` view gives (the PDF's, with the
+    corrections of the library entry it was read through): title, authors in order, year, venue,
+    pages, DOI."""
+    cited = paper.cited
+    return bibtex_entry(
+        title=paper.display_title,
+        authors="; ".join(cited.authors),
+        author_list=cited.authors,
+        year=cited.year,
+        doi=cited.doi,
+        paper_id=paper.pk,
+        venue=cited.venue,
+        pages=paper.pages,
+    )
 
 
 # Venues that name a journal ("ACM Transactions on ...") win over ones that name a meeting
 # ("Proceedings of ...", "OSDI 2006", "NeurIPS"), since journal names also hold acronyms.
 _JOURNAL_VENUE = re.compile(r"journal|transactions|letters|review|magazine|bulletin", re.IGNORECASE)
-_CONFERENCE_VENUE = re.compile(r"proc\.|proceedings|conference|symposium|workshop|\b[A-Z][A-Za-z]*[A-Z]{2,}\b")
+_CONFERENCE_VENUE = re.compile(
+    r"(?i:proc\.|proceedings|conference|symposium|workshop|meeting|congress)|\b[A-Z][A-Za-z]*[A-Z]{2,}\b"
+)
 
 
 def csl_type(venue: str) -> str:

@@ -16,7 +16,7 @@ from django.http import Http404
 from django.utils import timezone
 
 from annotagent.errors import AnnotagentError, ForbiddenError
-from papers.citation import bibtex_entry, bibtex_file, csl_item
+from papers.citation import bibtex_file, csl_item, paper_bibtex
 from papers.models import Paper, UserPaper
 from papers.services import add_paper_to_library
 from papers.storage import delete_files, files_removed_on_error
@@ -450,21 +450,7 @@ def export_project_references(*, user: User, pk: int, fmt: str) -> ReferenceFile
     papers = papers_as_added(project).order_by("project_links__added_at", "pk")
     stem = f"project-{project.pk}-references"
     if fmt == "bib":
-        entries = []
-        for paper in papers:
-            cited = paper.cited
-            entries.append(
-                bibtex_entry(
-                    title=paper.display_title,
-                    authors="; ".join(cited.authors),
-                    author_list=cited.authors,
-                    year=cited.year,
-                    doi=cited.doi,
-                    paper_id=paper.pk,
-                    venue=cited.venue,
-                    pages=paper.pages,
-                )
-            )
+        entries = [paper_bibtex(paper) for paper in papers]
         return ReferenceFile(bibtex_file(entries), "application/x-bibtex; charset=utf-8", f"{stem}.bib")
     items = [
         csl_item(

@@ -5,7 +5,7 @@ import pytest
 from django.template import Context, Template
 
 from chat.models import ChatMessage
-from papers.citation import author_year_citation, bibtex_entry, first_author_surname, paper_labels
+from papers.citation import author_year_citation, bibtex_entry, csl_type, first_author_surname, paper_labels
 from tests.conftest import shared_case
 
 
@@ -49,6 +49,20 @@ def test_the_copy_citation_is_author_year_and_page():
     assert author_year_citation(first_author="Burrows", year=2006, page=4) == "(Burrows 2006, p. 4)"
     assert author_year_citation(first_author="Burrows", year=None, page=4) == "(Burrows n.d., p. 4)"
     assert author_year_citation(first_author="", year=2006, title="Chubby") == "(Chubby 2006)"
+
+
+@pytest.mark.parametrize(
+    ("venue", "kind", "field"),
+    [
+        ("Proceedings of the 58th Annual Meeting of the ACL", "inproceedings", "booktitle"),
+        ("OSDI 2006", "inproceedings", "booktitle"),
+        ("Journal of the ACM", "article", "journal"),
+    ],
+)  # fmt: skip
+def test_a_paper_in_proceedings_is_inproceedings_and_one_in_a_journal_an_article(venue, kind, field):
+    entry = bibtex_entry(title="A Paper", authors="Kyle Lo", year=2020, venue=venue)
+    assert entry.startswith(f"@{kind}{{lo2020paper,") and f"  {field} = {{{venue}}}" in entry
+    assert csl_type(venue) == ("paper-conference" if kind == "inproceedings" else "article-journal")
 
 
 def test_the_bibtex_entry_has_a_stable_key_and_all_authors():
