@@ -9,6 +9,7 @@ not see, so another user's paper, project or note is indistinguishable from a mi
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -327,6 +328,15 @@ def clean_citations(citations: Any) -> dict[str, dict[str, Any]]:
     return cleaned
 
 
+def _opening_line(text: str) -> str:
+    """The first line of an answer that says something: not a heading line ending in ":" (the
+    extractive answer's "Extractive answer (...):"), without list marks, quotes or citations."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    line = next((line for line in lines if not line.endswith(":")), lines[0] if lines else "")
+    line = re.sub(r"\[\d+(?:[,\s\u2013-]+\d+)*\]", "", line)
+    return line.lstrip("-*\u2022 ").replace("\u201c", "").replace("\u201d", "")
+
+
 @transaction.atomic
 def save_answer_to_note(
     *,
@@ -348,7 +358,7 @@ def save_answer_to_note(
     if not body:
         raise NoteError("There is no answer text to save.")
     if note is None:
-        default = " ".join(text.split()[:8]) or "Saved answer"
+        default = " ".join(_opening_line(text).split()[:8]) or "Saved answer"
         return create_note(user=user, item=item, name=(name or default)[:MAX_NAME_CHARS], content=body)
     if note.is_folder or item_of(note) != item:
         raise NoteError("Answers are appended to a note of the same paper, project or library.")

@@ -226,6 +226,19 @@ def test_an_answer_saved_to_notes_keeps_its_citations_as_paper_and_page_links(al
     assert appended.json()["content"].count("citation") == 2
 
 
+def test_a_saved_extractive_answer_is_named_by_its_first_quote_not_its_heading(alice, project, api_client_for):
+    text = (
+        "Extractive answer (sentences quoted from the papers; no chat model is configured):\n"
+        "- Raft: \u201cRaft elects a single leader per term.\u201d [1]"
+    )
+    created = api_client_for(alice).post(
+        reverse("api:notes-save-answer"),
+        {"item_type": "project", "item_id": project.pk, "text": text, "citations": {}},
+        format="json",
+    )
+    assert created.json()["name"] == "Raft: Raft elects a single leader per term."
+
+
 def test_an_answer_cannot_be_appended_to_a_note_of_another_item(alice, paper, project, api_client_for):
     other = create_note(user=alice, item=paper_item(alice, paper), name="Paper note")
     response = api_client_for(alice).post(
