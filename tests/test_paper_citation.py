@@ -145,3 +145,15 @@ def test_same_titled_papers_are_told_apart_in_the_answer_and_its_citations(alice
     assert cited["cite"] == "(Brenner 1998, p. 1)"
     assert cited["quote"] == "The optimal load of a majority system over nine servers is five ninths."
     assert cited["bibtex"].startswith("@misc{brenner1998note,")
+
+
+def test_two_quoted_sentences_citing_one_passage_each_show_their_own_quote():
+    citation = {"paper_id": 7, "title": "Raft", "page": 3, "text": "passage", "quote": "First.", "cite": "(Ongaro)"}
+    text = (
+        "- Raft: \u201cRaft elects a single leader for each term of office.\u201d [1] "
+        "\u201cThe leader accepts log entries from clients and replicates them.\u201d [1]"
+    )
+    html = render(text, {"1": citation})
+    first, second = html.split('class="citation-quote"')[1:3]
+    assert "elects a single leader" in first and "replicates them" in second
+    assert 'data-quote="The leader accepts log entries' in html

@@ -88,6 +88,17 @@ def page_words(page: int, printed: str) -> str:
     return f"page {page} (printed {printed})" if printed and printed != str(page) else f"page {page}"
 
 
+# A quoted sentence right before a marker (the extractive answer's “...” [N]).
+QUOTED_BEFORE = re.compile(r"\u201c([^\u201c\u201d]{20,})\u201d\s*$")
+
+
+def _with_own_quote(citation: dict[str, Any], before: str) -> dict[str, Any]:
+    """*citation* with the sentence its marker quotes as its quote, when the text *before* the
+    marker ends with one: two sentences citing one passage each show (and highlight) their own."""
+    quoted = QUOTED_BEFORE.search(before)
+    return {**citation, "quote": quoted.group(1)} if quoted else citation
+
+
 @register.filter(name="with_citations")
 def with_citations(text: str, citations: dict[str, Any] | None) -> SafeString:
     """Escape *text* and link each `[N]` whose N is a key of *citations*; other markers stay text."""
@@ -98,8 +109,9 @@ def with_citations(text: str, citations: dict[str, Any] | None) -> SafeString:
         citation = citations.get(match.group(1))
         if not isinstance(citation, dict):
             continue
-        parts.append(escape(text[position : match.start()]))
-        parts.append(citation_link(match.group(1), citation))
+        before = text[position : match.start()]
+        parts.append(escape(before))
+        parts.append(citation_link(match.group(1), _with_own_quote(citation, before)))
         position = match.end()
     parts.append(escape((text or "")[position:]))
     return format_html_join("", "{}", ((part,) for part in parts))

@@ -128,13 +128,19 @@ const STATUS_LABELS = {
 };
 
 // Fill *container* with *text*, each [N] known to *citations* as a link; other markers stay text.
+// A quoted sentence right before a marker (the extractive answer's “...” [N]): two sentences
+// citing one passage each show and highlight their own (chat_tags.QUOTED_BEFORE).
+const QUOTED_BEFORE = /\u201c([^\u201c\u201d]{20,})\u201d\s*$/;
+
 export function renderText(container, text, citations) {
   container.replaceChildren();
   let position = 0;
   for (const match of text.matchAll(MARKER)) {
     const citation = citations[match[1]];
     if (!citation) continue;
-    container.append(text.slice(position, match.index), citationLink(match[1], citation));
+    const before = text.slice(position, match.index);
+    const quoted = before.match(QUOTED_BEFORE);
+    container.append(before, citationLink(match[1], quoted ? { ...citation, quote: quoted[1] } : citation));
     position = match.index + match[0].length;
   }
   container.append(text.slice(position));
