@@ -5,6 +5,10 @@ This module imports no Django: it is executed as `python -m indexing.pdfparse PA
 under a memory limit and a timeout, and writes one JSON object to stdout:
 `{"pages": [str, ...], "facts": [PageFacts, ...], "page_labels": [str, ...] | null,
 "metadata": {...}, "xmp": {...}, "head": HeadLayout}` or `{"error": code, "message": str}`.
+With `--figures-dir DIR` the result adds `"figures": [{"page", "kind", "label", "caption", "bbox",
+"file", "width", "height"}, ...]`, each `file` a PNG in DIR (see `indexing.figures`),
+`"figure_error"`: why figures stopped being cropped ("" when nothing went wrong), and
+`"figure_seconds"`: the wall time spent finding and rendering them.
 
 What it does to the text, page by page:
 
@@ -38,6 +42,7 @@ import itertools
 import json
 import re
 import sys
+import time
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -634,18 +639,94 @@ class OcrOptions:
     pages: frozenset[int] = frozenset()
 
 
+@dataclass(frozen=True)
+class FigureOptions:
+    """Where and how the child crops figures (`indexing.figures`): PNG files go into `directory`,
+    at most `max_figures` of them, rendered at `dpi` with neither side over `max_pixels`."""
+
+    directory: str
+    max_figures: int = 50
+    dpi: int = 150
+    max_pixels: int = 1600
+
+
+class _Figures:
+    """The figure crops of one parse. Finding or rendering them never fails the parse: the first
+    error stops them, and the result says why (`figure_error`)."""
+
+    def __init__(self, options: FigureOptions | None) -> None:
+        from indexing.figures import FigureFinder
+
+        self.options = options
+        self.finder = FigureFinder() if options is not None and options.max_figures > 0 else None
+        self.error = ""
+        self.seconds = 0.0  # spent finding and rendering figures
+
+    def add_page(self, page: Any) -> None:
+        if self.finder is None:
+            return
+        started = time.perf_counter()
+        try:
+            self.finder.add_page(page)
+        except Exception as exc:  # a layout the finder cannot handle: the text is still read
+            self.error, self.finder = f"page {page.page_number}: {type(exc).__name__}: {exc}", None
+        self.seconds += time.perf_counter() - started
+
+    def write(self, path: str) -> list[dict[str, Any]]:
+        """Render the figures found into the options' directory; their JSON descriptions."""
+        if self.finder is None or self.options is None:
+            return []
+        from indexing.figures import render_figures
+
+        options = self.options
+        started = time.perf_counter()
+        try:
+            images = render_figures(
+                path,
+                self.finder.regions(max_figures=options.max_figures),
+                dpi=options.dpi,
+                max_pixels=options.max_pixels,
+            )
+        except Exception as exc:
+            self.error = f"rendering: {type(exc).__name__}: {exc}"
+            return []
+        finally:
+            self.seconds += time.perf_counter() - started
+        written = []
+        for index, image in enumerate(images):
+            name = f"figure-{index:03d}.png"
+            with open(f"{options.directory}/{name}", "wb") as file:
+                file.write(image.png)
+            written.append(
+                {
+                    "page": image.page,
+                    "kind": image.kind,
+                    "label": image.label,
+                    "caption": image.caption,
+                    "bbox": list(image.bbox),
+                    "file": name,
+                    "width": image.width,
+                    "height": image.height,
+                }
+            )
+        return written
+
+
 def parse(
     path: str,
     *,
     max_page_chars: int,
     ocr: OcrOptions | None = None,
     progress: Callable[[int, int, bool], None] | None = None,
+    figures: FigureOptions | None = None,
 ) -> dict[str, Any]:
     """Parse the PDF at *path*. Returns the JSON-ready result described in the module docstring.
 
     With *ocr* naming an engine, unreadable pages (`needs_ocr`, or listed in `ocr.pages`) are
     rendered and recognised; the engine is loaded at the first such page. *progress* is called
-    after each page with (page, pages, whether it was OCR'd).
+    after each page with (page, pages, whether it was OCR'd). With *figures*, the captioned figures
+    and tables are cropped to PNG files in its directory while the pages are read (see
+    `FigureOptions`), and the result lists them under "figures".
     """
     import pdfplumber
     from pdfminer.pdfdocument import PDFPasswordIncorrect
@@ -653,6 +734,7 @@ def parse(
 
     ocr = ocr or OcrOptions()
     engine: Any = None
+    cropper = _Figures(figures)
     try:
         with pdfplumber.open(path) as pdf:
             pdf.rsrcmgr = _resource_manager()
@@ -682,6 +764,7 @@ def parse(
                     }
                 pages.append(text)
                 facts.append(page_facts)
+                cropper.add_page(page)
                 page.close()  # frees the page's layout objects: memory stays flat on long papers
                 if progress is not None:
                     progress(number, total, recognised)
@@ -701,7 +784,7 @@ def parse(
             return {"error": "encrypted", "message": "The PDF is encrypted and needs a password to open."}
         detail = "; ".join(f"{type(cause).__name__}: {cause}".rstrip(": ") for cause in causes)
         return {"error": "corrupt", "message": f"The PDF could not be read ({detail})."}
-    return {
+    result = {
         "pages": pages,
         "facts": facts,
         "page_labels": page_labels,
@@ -709,6 +792,11 @@ def parse(
         "xmp": xmp,
         "head": head,
     }
+    if figures is not None:
+        result["figures"] = cropper.write(path)
+        result["figure_error"] = cropper.error
+        result["figure_seconds"] = round(cropper.seconds, 3)
+    return result
 
 
 def _recognise(engine: Any, path: str, number: int, facts: PageFacts, *, dpi: int) -> tuple[str, PageFacts]:
@@ -755,6 +843,10 @@ def main(argv: Sequence[str]) -> None:
     parser.add_argument("--ocr-dpi", type=int, default=200)
     parser.add_argument("--ocr-languages", default="eng")
     parser.add_argument("--ocr-pages", default="", help="comma-separated 1-based pages to OCR in any case")
+    parser.add_argument("--figures-dir", default="", help="crop figures to PNG files in this directory")
+    parser.add_argument("--figures-max", type=int, default=50)
+    parser.add_argument("--figures-dpi", type=int, default=150)
+    parser.add_argument("--figures-max-pixels", type=int, default=1600)
     args = parser.parse_args(argv)
     options = OcrOptions(
         engine=args.ocr_engine,
@@ -762,7 +854,17 @@ def main(argv: Sequence[str]) -> None:
         languages=args.ocr_languages,
         pages=frozenset(int(n) for n in args.ocr_pages.split(",") if n.strip()),
     )
-    result = parse(args.path, max_page_chars=args.max_page_chars, ocr=options, progress=_write_progress)
+    figures = None
+    if args.figures_dir:
+        figures = FigureOptions(
+            directory=args.figures_dir,
+            max_figures=args.figures_max,
+            dpi=args.figures_dpi,
+            max_pixels=args.figures_max_pixels,
+        )
+    result = parse(
+        args.path, max_page_chars=args.max_page_chars, ocr=options, progress=_write_progress, figures=figures
+    )
     sys.stdout.write(json.dumps(result) + "\n")
 
 
