@@ -3,7 +3,7 @@ from rest_framework.authtoken.views import obtain_auth_token
 
 from chat.api import AskView, ProjectChatView, SearchView
 from notes.api_urls import urlpatterns as notes_urlpatterns
-from papers.api import AuthorNamesView, LibraryPaperView, LibraryView, PaperDetailView
+from papers.api import AuthorNamesView, LibraryPaperView, LibraryView, PaperDetailView, PaperFiguresView
 from projects.api import (
     DefaultProjectView,
     ProjectDetailView,
@@ -46,6 +46,7 @@ urlpatterns = [
     path("library/", LibraryView.as_view(), name="library"),
     path("library/<int:pk>/", LibraryPaperView.as_view(), name="library-paper"),
     path("papers/<int:pk>/", PaperDetailView.as_view(), name="paper"),
+    path("papers/<int:pk>/figures/", PaperFiguresView.as_view(), name="paper-figures"),
     path("profile/author-names/", AuthorNamesView.as_view(), name="author-names"),
     *notes_urlpatterns,
 ]
