@@ -299,7 +299,10 @@ def _run_parser(
 ) -> dict[str, Any]:
     """The parse result of `indexing.pdfparse` for *path*, run in a child process under the memory
     limit and a deadline that each OCR'd page moves `OCR_SECONDS_PER_PAGE` later; with
-    *figures_dir*, the figures are cropped into it too. Raises as `extract_text` does."""
+    *figures_dir*, the figures are cropped into it too, and the result gets the child's figures
+    message (`figures`, `figure_error`, `figure_seconds`). The child sends the text before it
+    renders figures: once the text is in, running out of time or memory costs the figures only
+    (`figure_error` says so). Raises as `extract_text` does."""
     base_dir = Path(__file__).resolve().parent.parent
     deadline = time.monotonic() + settings.PDF_PARSE_TIMEOUT_SECONDS
     with tempfile.TemporaryFile() as stderr_file:
@@ -315,11 +318,16 @@ def _run_parser(
         )
         assert child.stdout is not None
         result: dict[str, Any] | None = None
+        figures: dict[str, Any] | None = None
+        figures_cut = ""  # why the figures message never came, when the text did
         buffer = b""
         ocr_done = 0
         try:
             while True:
                 remaining = deadline - time.monotonic()
+                if remaining <= 0 and figures_dir and result is not None and "error" not in result:
+                    figures_cut = "cropping figures ran past the time limit of the paper's parse"
+                    break
                 if remaining <= 0:
                     raise PdfResourceError(_too_slow(ocr_done))
                 ready, _, _ = select.select([child.stdout], [], [], min(remaining, 1.0))
@@ -335,6 +343,9 @@ def _run_parser(
                         message = json.loads(line)
                     except ValueError:  # not the parser's (a library printing): the exit code tells
                         continue
+                    if "figures" in message and result is not None:
+                        figures = message
+                        continue
                     if "progress" not in message:
                         result = message
                         continue
@@ -344,7 +355,12 @@ def _run_parser(
                         deadline += settings.OCR_SECONDS_PER_PAGE
                     if progress is not None:
                         progress(int(step["page"]), int(step["pages"]), bool(step["ocr"]))
-            returncode = child.wait(timeout=max(deadline - time.monotonic(), 1.0))
+            if figures_cut:
+                child.kill()
+                child.wait()
+                returncode = 0
+            else:
+                returncode = child.wait(timeout=max(deadline - time.monotonic(), 1.0))
         except (PdfResourceError, subprocess.TimeoutExpired) as exc:
             child.kill()
             child.wait()
@@ -359,6 +375,10 @@ def _run_parser(
             child.stdout.close()
         stderr_file.seek(0)
         stderr = stderr_file.read().decode(errors="replace")
+    text_in = result is not None and "error" not in result
+    if returncode != 0 and returncode not in _STOP_SIGNALS and figures_dir and text_in and figures is None:
+        last_line = (stderr.strip().splitlines() or [f"exit status {returncode}"])[-1]
+        figures_cut, returncode = f"cropping figures stopped the parser ({last_line[:300]})", 0
     if returncode != 0:
         if returncode in _STOP_SIGNALS:
             raise PdfInterruptedError("Reading the PDF was interrupted; it will be read again.")
@@ -373,6 +393,8 @@ def _run_parser(
     if "error" in result:
         error_class = PdfEncryptedError if result["error"] == "encrypted" else PdfError
         raise error_class(result["message"])
+    if figures_dir:
+        result |= figures or {"figures": [], "figure_error": figures_cut or "the parser sent no figures"}
     return result
 
 

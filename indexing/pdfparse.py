@@ -5,10 +5,11 @@ This module imports no Django: it is executed as `python -m indexing.pdfparse PA
 under a memory limit and a timeout, and writes one JSON object to stdout:
 `{"pages": [str, ...], "facts": [PageFacts, ...], "page_labels": [str, ...] | null,
 "metadata": {...}, "xmp": {...}, "head": HeadLayout}` or `{"error": code, "message": str}`.
-With `--figures-dir DIR` the result adds `"figures": [{"page", "kind", "label", "caption", "bbox",
-"file", "width", "height"}, ...]`, each `file` a PNG in DIR (see `indexing.figures`),
-`"figure_error"`: why figures stopped being cropped ("" when nothing went wrong), and
-`"figure_seconds"`: the wall time spent finding and rendering them.
+With `--figures-dir DIR`, a second object follows the result, once figures are rendered:
+`{"figures": [{"page", "kind", "label", "caption", "bbox", "file", "width", "height"}, ...],
+"figure_error": str, "figure_seconds": float}`, each `file` a PNG in DIR (see `indexing.figures`),
+`figure_error` why figures stopped being cropped ("" when nothing went wrong), `figure_seconds`
+the wall time spent finding and rendering them.
 
 What it does to the text, page by page:
 
@@ -650,15 +651,16 @@ class FigureOptions:
     max_pixels: int = 1600
 
 
-class _Figures:
-    """The figure crops of one parse. Finding or rendering them never fails the parse: the first
-    error stops them, and the result says why (`figure_error`)."""
+class FigureCropper:
+    """The figure crops of one parse: regions are found while each page is loaded (`add_page`),
+    rendered once the text is out (`crop`). Neither step fails the parse: the first error stops
+    the figures, and the message says why."""
 
-    def __init__(self, options: FigureOptions | None) -> None:
+    def __init__(self, options: FigureOptions) -> None:
         from indexing.figures import FigureFinder
 
         self.options = options
-        self.finder = FigureFinder() if options is not None and options.max_figures > 0 else None
+        self.finder: Any = FigureFinder() if options.max_figures > 0 else None
         self.error = ""
         self.seconds = 0.0  # spent finding and rendering figures
 
@@ -672,44 +674,37 @@ class _Figures:
             self.error, self.finder = f"page {page.page_number}: {type(exc).__name__}: {exc}", None
         self.seconds += time.perf_counter() - started
 
-    def write(self, path: str) -> list[dict[str, Any]]:
-        """Render the figures found into the options' directory; their JSON descriptions."""
-        if self.finder is None or self.options is None:
-            return []
+    def crop(self, path: str) -> dict[str, Any]:
+        """Render the figures found into the options' directory: the figures message (see the
+        module docstring)."""
         from indexing.figures import render_figures
 
-        options = self.options
+        written: list[dict[str, Any]] = []
         started = time.perf_counter()
         try:
-            images = render_figures(
-                path,
-                self.finder.regions(max_figures=options.max_figures),
-                dpi=options.dpi,
-                max_pixels=options.max_pixels,
-            )
+            if self.finder is not None:
+                regions = self.finder.regions(max_figures=self.options.max_figures)
+                images = render_figures(path, regions, dpi=self.options.dpi, max_pixels=self.options.max_pixels)
+                for index, image in enumerate(images):
+                    name = f"figure-{index:03d}.png"
+                    with open(f"{self.options.directory}/{name}", "wb") as file:
+                        file.write(image.png)
+                    written.append(
+                        {
+                            "page": image.page,
+                            "kind": image.kind,
+                            "label": image.label,
+                            "caption": image.caption,
+                            "bbox": list(image.bbox),
+                            "file": name,
+                            "width": image.width,
+                            "height": image.height,
+                        }
+                    )
         except Exception as exc:
-            self.error = f"rendering: {type(exc).__name__}: {exc}"
-            return []
-        finally:
-            self.seconds += time.perf_counter() - started
-        written = []
-        for index, image in enumerate(images):
-            name = f"figure-{index:03d}.png"
-            with open(f"{options.directory}/{name}", "wb") as file:
-                file.write(image.png)
-            written.append(
-                {
-                    "page": image.page,
-                    "kind": image.kind,
-                    "label": image.label,
-                    "caption": image.caption,
-                    "bbox": list(image.bbox),
-                    "file": name,
-                    "width": image.width,
-                    "height": image.height,
-                }
-            )
-        return written
+            self.error, written = f"rendering: {type(exc).__name__}: {exc}", []
+        self.seconds += time.perf_counter() - started
+        return {"figures": written, "figure_error": self.error, "figure_seconds": round(self.seconds, 3)}
 
 
 def parse(
@@ -718,15 +713,15 @@ def parse(
     max_page_chars: int,
     ocr: OcrOptions | None = None,
     progress: Callable[[int, int, bool], None] | None = None,
-    figures: FigureOptions | None = None,
+    figures: FigureCropper | None = None,
 ) -> dict[str, Any]:
     """Parse the PDF at *path*. Returns the JSON-ready result described in the module docstring.
 
     With *ocr* naming an engine, unreadable pages (`needs_ocr`, or listed in `ocr.pages`) are
     rendered and recognised; the engine is loaded at the first such page. *progress* is called
-    after each page with (page, pages, whether it was OCR'd). With *figures*, the captioned figures
-    and tables are cropped to PNG files in its directory while the pages are read (see
-    `FigureOptions`), and the result lists them under "figures".
+    after each page with (page, pages, whether it was OCR'd). *figures* is shown each page while
+    it is loaded, to find the captioned figures and tables on it (`FigureCropper.crop` renders
+    them after).
     """
     import pdfplumber
     from pdfminer.pdfdocument import PDFPasswordIncorrect
@@ -734,7 +729,6 @@ def parse(
 
     ocr = ocr or OcrOptions()
     engine: Any = None
-    cropper = _Figures(figures)
     try:
         with pdfplumber.open(path) as pdf:
             pdf.rsrcmgr = _resource_manager()
@@ -764,7 +758,8 @@ def parse(
                     }
                 pages.append(text)
                 facts.append(page_facts)
-                cropper.add_page(page)
+                if figures is not None:
+                    figures.add_page(page)
                 page.close()  # frees the page's layout objects: memory stays flat on long papers
                 if progress is not None:
                     progress(number, total, recognised)
@@ -784,7 +779,7 @@ def parse(
             return {"error": "encrypted", "message": "The PDF is encrypted and needs a password to open."}
         detail = "; ".join(f"{type(cause).__name__}: {cause}".rstrip(": ") for cause in causes)
         return {"error": "corrupt", "message": f"The PDF could not be read ({detail})."}
-    result = {
+    return {
         "pages": pages,
         "facts": facts,
         "page_labels": page_labels,
@@ -792,11 +787,6 @@ def parse(
         "xmp": xmp,
         "head": head,
     }
-    if figures is not None:
-        result["figures"] = cropper.write(path)
-        result["figure_error"] = cropper.error
-        result["figure_seconds"] = round(cropper.seconds, 3)
-    return result
 
 
 def _recognise(engine: Any, path: str, number: int, facts: PageFacts, *, dpi: int) -> tuple[str, PageFacts]:
@@ -854,18 +844,24 @@ def main(argv: Sequence[str]) -> None:
         languages=args.ocr_languages,
         pages=frozenset(int(n) for n in args.ocr_pages.split(",") if n.strip()),
     )
-    figures = None
+    cropper = None
     if args.figures_dir:
-        figures = FigureOptions(
-            directory=args.figures_dir,
-            max_figures=args.figures_max,
-            dpi=args.figures_dpi,
-            max_pixels=args.figures_max_pixels,
+        cropper = FigureCropper(
+            FigureOptions(
+                directory=args.figures_dir,
+                max_figures=args.figures_max,
+                dpi=args.figures_dpi,
+                max_pixels=args.figures_max_pixels,
+            )
         )
     result = parse(
-        args.path, max_page_chars=args.max_page_chars, ocr=options, progress=_write_progress, figures=figures
+        args.path, max_page_chars=args.max_page_chars, ocr=options, progress=_write_progress, figures=cropper
     )
     sys.stdout.write(json.dumps(result) + "\n")
+    sys.stdout.flush()
+    # The text is out first: rendering figures can then run out of time or memory without costing it.
+    if cropper is not None and "error" not in result:
+        sys.stdout.write(json.dumps(cropper.crop(args.path)) + "\n")
 
 
 if __name__ == "__main__":
