@@ -10,6 +10,7 @@ from papers.api import (
     LibraryWorksView,
     LibraryWorkView,
     PaperDetailView,
+    PaperFiguresView,
     PrimaryVersionView,
 )
 from projects.api import (
@@ -57,6 +58,7 @@ urlpatterns = [
     path("library/<int:pk>/work/", LibraryWorkView.as_view(), name="library-paper-work"),
     path("library/<int:pk>/primary/", PrimaryVersionView.as_view(), name="library-paper-primary"),
     path("papers/<int:pk>/", PaperDetailView.as_view(), name="paper"),
+    path("papers/<int:pk>/figures/", PaperFiguresView.as_view(), name="paper-figures"),
     path("profile/author-names/", AuthorNamesView.as_view(), name="author-names"),
     *notes_urlpatterns,
 ]

@@ -280,6 +280,15 @@ OCR_DPI = env.int("OCR_DPI", default=200)
 OCR_LANGUAGES = env.str("OCR_LANGUAGES", default="eng")  # tesseract's -l: "eng", "eng+deu"
 # Each OCR'd page adds this to the PDF_PARSE_TIMEOUT_SECONDS budget of its paper.
 OCR_SECONDS_PER_PAGE = env.int("OCR_SECONDS_PER_PAGE", default=30)
+# Figures and tables cropped from their pages at indexing (indexing/figures.py): at most this many
+# per paper (0: none), rendered at FIGURE_RENDER_DPI with neither side over FIGURE_MAX_PIXELS.
+FIGURES_MAX_PER_PAPER = env.int("FIGURES_MAX_PER_PAPER", default=50)
+FIGURE_RENDER_DPI = env.int("FIGURE_RENDER_DPI", default=150)
+FIGURE_MAX_PIXELS = env.int("FIGURE_MAX_PIXELS", default=1600)
+if FIGURES_MAX_PER_PAPER < 0 or not 36 <= FIGURE_RENDER_DPI <= 600 or not 64 <= FIGURE_MAX_PIXELS <= 8000:
+    raise ImproperlyConfigured(
+        "FIGURES_MAX_PER_PAPER must be at least 0, FIGURE_RENDER_DPI 36..600 and FIGURE_MAX_PIXELS 64..8000."
+    )
 CHUNK_TOKENS = env.int("CHUNK_TOKENS", default=200)
 CHUNK_OVERLAP_TOKENS = env.int("CHUNK_OVERLAP_TOKENS", default=40)
 # "auto": from the chat model when one is configured, else heuristic. "heuristic" never calls a model.

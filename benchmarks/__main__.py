@@ -16,7 +16,8 @@ Runs in `.data/bench` with its own embedded chunk index (stopped at the end); pr
 writes `benchmarks/results/speed.md` and `.json`.
 
 `--load [--clients N --askers M --questions K]` runs the load benchmark instead (benchmarks/load.py),
-`--ocr [--pages N --engine rapidocr|tesseract]` the OCR benchmark (benchmarks/ocr.py).
+`--ocr [--pages N --engine rapidocr|tesseract]` the OCR benchmark (benchmarks/ocr.py),
+`--figures [--repeat N] [PDF ...]` what cropping figures adds to parsing (benchmarks/figures.py).
 """
 
 from __future__ import annotations
@@ -386,10 +387,16 @@ def main(argv: list[str] | None = None) -> None:
 
         ocr([arg for arg in argv if arg != "--ocr"])
         return
+    if "--figures" in argv:
+        from benchmarks.figures import main as figures
+
+        figures([arg for arg in argv if arg != "--figures"])
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one demo paper, projects up to 100 papers, 384-d")
     parser.add_argument("--load", action="store_true", help="the load benchmark instead (see --load --help)")
     parser.add_argument("--ocr", action="store_true", help="the OCR benchmark instead (see --ocr --help)")
+    parser.add_argument("--figures", action="store_true", help="the figure cropping benchmark (see --figures --help)")
     args = parser.parse_args(argv)
     data_dir = BASE_DIR / ".data" / "bench"
     shutil.rmtree(data_dir, ignore_errors=True)  # indexing is what is measured: start empty

@@ -24,7 +24,9 @@ Server -> client:
   plain text (paper and model text verbatim, never HTML): the client must insert it as text.
 - `answer.citation`: `{"n", "paper_id", "title", "page", "url", "text", "printed", "ocr"}`, before the
   first delta citing n; `page` is the PDF's page, `printed` the number printed on it when it differs
-  ("" otherwise), `ocr` whether its text was recognised by OCR (quotes labelled "OCR text");
+  ("" otherwise), `ocr` whether its text was recognised by OCR (quotes labelled "OCR text"),
+  and, when the cited text is a caption or mentions a figure or table of that paper ("Figure 3"),
+  `figure`: `{"url", "label", "page"}`, the hover card's thumbnail (`url` a same-origin PNG);
   project chat adds the hover card's `label` (the title, with first author and year when another
   project paper has the same title), `author` (first author's surname), `year`, `quote` (the quoted
   sentence, extractive answers), `cite` ("(Burrows 2006, p. 4)") and `bibtex`.

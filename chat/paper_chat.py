@@ -32,7 +32,7 @@ from chat import events
 from chat.models import ChatMessage, PaperChat
 from chat.pool import in_answer_pool
 from chat.prompts import PageText, Turn, answered_turns, trim_history
-from chat.services import StreamedAnswer, best_sentence_cosines, extractive_answer, words
+from chat.services import StreamedAnswer, best_sentence_cosines, extractive_answer, figure_cards, words
 from indexing import store
 from indexing.chunking import count_tokens
 from indexing.retrieval import Reference, paper_versions, retrieve_passages
@@ -241,6 +241,7 @@ class PaperAnswerSession(StreamedAnswer):
         append_paper_message(user=self.user, paper=self.paper, role=ChatMessage.Role.USER, text=self.question)
         self.paper.refresh_from_db()
         self.cited_papers = {self.paper.pk: self.paper}
+        self.figures = figure_cards([self.paper.pk])
         self.ready = self.paper.index_status == Paper.IndexStatus.READY
         self.extractive = not llm.chat_model_configured()
         if not self.ready:

@@ -12,7 +12,7 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Iterable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -22,6 +22,7 @@ from asgiref.sync import async_to_sync, sync_to_async
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.urls import reverse
 
 from annotagent import llm
 from annotagent.errors import AnnotagentError
@@ -57,7 +58,8 @@ from indexing.embeddings import embed_query
 from indexing.retrieval import Focus, Reference, Retrieval, retrieve_passages
 from indexing.store import ChunkStoreError
 from papers.citation import PaperLabel, author_year_citation, paper_bibtex, paper_labels
-from papers.models import Paper
+from papers.figures import first_mentioned
+from papers.models import Figure, Paper
 from papers.services import author_names
 from projects.models import Project, papers_to_search
 from projects.services import get_project_for_user
@@ -323,6 +325,19 @@ def _scored_for(candidates: list[Sentence], analysis: QuestionAnalysis) -> list[
     return score_candidates(candidates, analysis, dense, cheap=cheap)
 
 
+def figure_cards(paper_ids: Iterable[int]) -> dict[int, dict[str, dict[str, object]]]:
+    """Paper id -> figure label -> what a citation's hover card shows of that figure of the paper:
+    `url` (its image, served to those who may read the paper), `label` and `page`."""
+    cards: dict[int, dict[str, dict[str, object]]] = {}
+    for figure in Figure.objects.of_papers(paper_ids):
+        cards.setdefault(figure.paper_id, {})[figure.label] = {
+            "url": reverse("papers:figure", args=[figure.paper_id, figure.pk]),
+            "label": figure.label,
+            "page": figure.page_number,
+        }
+    return cards
+
+
 def words(text: str) -> list[str]:
     """Split *text* into stream pieces (a word with its following space)."""
     return re.findall(r"\S+\s*|\s+", text)
@@ -351,6 +366,8 @@ class StreamedAnswer:
     _unannounced: list[int] = field(default_factory=list, init=False, repr=False)
     # The papers references may cite, by id: their printed page numbers and OCR'd pages.
     cited_papers: dict[int, Paper] = field(default_factory=dict, init=False, repr=False)
+    # The figures of the papers references may cite (`figure_cards`), for the hover cards.
+    figures: dict[int, dict[str, dict[str, object]]] = field(default_factory=dict, init=False, repr=False)
 
     async def events(self) -> AsyncGenerator[dict[str, Any], None]:
         """Yield `answer.start`, `answer.delta` and `answer.citation` events, then `answer.done`.
@@ -431,10 +448,21 @@ class StreamedAnswer:
 
     def citation(self, n: int) -> dict[str, object]:
         """The JSON form of reference *n* (see `Reference.as_citation`), with the cited page's
-        printed number and OCR flag (`Paper.page_facts`) when the session knows the paper."""
+        printed number and OCR flag (`Paper.page_facts`) when the session knows the paper, and
+        `figure` ({"url", "label", "page"}) when the cited text is a caption of the paper's or
+        mentions one of its figures or tables ("as Figure 3 shows")."""
         reference = self.references[n]
         paper = self.cited_papers.get(reference.paper_id)
-        return reference.as_citation() | (paper.page_facts(reference.page) if paper is not None else {})
+        citation = reference.as_citation() | (paper.page_facts(reference.page) if paper is not None else {})
+        cards = self.figures.get(reference.paper_id)
+        label = first_mentioned(self._cited_texts(n), cards) if cards else None
+        if cards and label:
+            citation["figure"] = cards[label]
+        return citation
+
+    def _cited_texts(self, n: int) -> list[str]:
+        """What reference *n* is cited for, most specific first: where a figure mention is sought."""
+        return [self.references[n].text]
 
     def citation_map(self) -> dict[str, dict[str, object]]:
         """`{"N": citation}` for every reference cited so far, saved with the message."""
@@ -517,6 +545,7 @@ class AnswerSession(StreamedAnswer):
         self.references = {ref.n: ref for ref in self.retrieval.references}
         self.extractive = not llm.chat_model_configured()
         self._load_labels(papers)
+        self.figures = await sync_to_async(figure_cards)({ref.paper_id for ref in self.retrieval.references})
         return events.answer_start(
             extractive=self.extractive, indexing=self.retrieval.indexing, failed=self.retrieval.failed
         )
@@ -561,6 +590,9 @@ class AnswerSession(StreamedAnswer):
             ),
             "bibtex": self.bibtex.get(reference.paper_id, ""),
         }
+
+    def _cited_texts(self, n: int) -> list[str]:
+        return [self.quotes.get(n, ""), *super()._cited_texts(n)]
 
     async def _pieces(self) -> AsyncGenerator[str, None]:
         if self.metadata_answer is not None:

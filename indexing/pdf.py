@@ -4,7 +4,8 @@ pdfminer (under pdfplumber) has no resource caps: a 1 MB PDF can inflate to giga
 few kilobytes can take seconds a page. So parsing runs in a child process (`indexing.pdfparse`) with
 an address-space limit of `PDF_PARSE_MEMORY_MB` and a wall-clock limit of
 `PDF_PARSE_TIMEOUT_SECONDS`, plus `OCR_SECONDS_PER_PAGE` for each page it reads by OCR
-(`OCR_ENGINE`); a paper that exceeds either fails alone with that reason.
+(`OCR_ENGINE`); a paper that exceeds either fails alone with that reason. The same child crops the
+captioned figures and tables (`indexing.figures`, `FIGURES_MAX_PER_PAPER`), under the same limits.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from annotagent.errors import AnnotagentError, ServiceUnavailableError
 from indexing import metadata
 from indexing.metadata import PaperMetadata
 from indexing.pdfparse import MAX_UNMAPPED_SHARE, SCAN_IMAGE_COVERAGE, SCAN_MAX_CHARS, character_counts
+from papers.figures import FigureImage
 
 # A page with fewer text characters than this is `little_text` (still indexed).
 MIN_TEXT_CHARS_PER_PAGE = 20
@@ -147,6 +149,11 @@ class PaperText:
     # Page 1's layout (`indexing.pdfparse.HeadLayout`) and the XMP fields, read for metadata.
     head: dict[str, Any] = field(default_factory=dict)
     xmp: dict[str, str] = field(default_factory=dict)
+    # The captioned figures and tables, cropped (`indexing.figures`), and why cropping stopped
+    # early ("" when it did not).
+    figures: list[FigureImage] = field(default_factory=list)
+    figure_error: str = ""
+    figure_seconds: float = 0.0  # wall time the child spent finding and rendering them
 
     @property
     def unusable_pages(self) -> list[int]:
@@ -211,20 +218,55 @@ def extract_text(path: Path | str, *, progress: ParseProgress | None = None) -> 
     PageReport per page (see `read_paper`). With `OCR_ENGINE` set, pages without readable text are
     recognised by OCR in the same child; pages whose letters the parent's dictionary check finds
     wrong (`garbled` with a text layer) are recognised in a second run. *progress* follows the
-    pages as they are read.
+    pages as they are read. The first run also crops the captioned figures and tables
+    (`PaperText.figures`; none with `FIGURES_MAX_PER_PAPER` 0); a failure there only sets
+    `PaperText.figure_error`.
 
     Raises PdfEncryptedError, PdfNoTextError (every page an image), PdfGarbledError (no page with
     readable text), PdfEmptyError (blank pages only), PdfResourceError (timeout or memory limit) or
     PdfError (corrupt, truncated, not a PDF, a page over `PDF_MAX_PAGE_CHARS`, OCR engine missing).
     """
-    parsed = _run_parser(path, progress=progress)
+    with tempfile.TemporaryDirectory(prefix="annotagent-figures-") as figures_dir:
+        parsed = _run_parser(path, progress=progress, figures_dir=figures_dir)
+        figures = read_figures(parsed, figures_dir)
     text = read_paper(parsed, allow_unusable=True)
     garbled = [r.page for r in text.reports if r.status == PageStatus.GARBLED and not r.ocr]
     if garbled and settings.OCR_ENGINE != "none":
+        # OCR changes the text, not the drawings: the figures of the first run stand.
         text = read_paper(_run_parser(path, progress=progress, ocr_pages=garbled))
     else:
         _check_some_page_usable(text.reports)
-    return text
+    return replace(
+        text,
+        figures=figures,
+        figure_error=str(parsed.get("figure_error") or ""),
+        figure_seconds=float(parsed.get("figure_seconds") or 0.0),
+    )
+
+
+def read_figures(parsed: dict[str, Any], directory: str) -> list[FigureImage]:
+    """The figures a parse result lists (`indexing.pdfparse`), with their PNG files read from
+    *directory*. A listed file that is missing or not a plain name in *directory* is skipped."""
+    figures: list[FigureImage] = []
+    for entry in parsed.get("figures") or []:
+        name = str(entry.get("file", ""))
+        path = Path(directory) / name
+        if not name or Path(name).name != name or not path.is_file():
+            continue
+        x0, top, x1, bottom = (float(v) for v in entry["bbox"])
+        figures.append(
+            FigureImage(
+                page=int(entry["page"]),
+                kind=str(entry["kind"]),
+                label=str(entry["label"]),
+                caption=str(entry["caption"]),
+                bbox=(x0, top, x1, bottom),
+                png=path.read_bytes(),
+                width=int(entry["width"]),
+                height=int(entry["height"]),
+            )
+        )
+    return figures
 
 
 def _too_slow(ocr_pages: int) -> str:
@@ -235,26 +277,37 @@ def _too_slow(ocr_pages: int) -> str:
     return f"{limit} plus {extra} s for the {ocr_pages} page{'s' if ocr_pages > 1 else ''} read by OCR."
 
 
-def _parser_command(path: Path | str, ocr_pages: Sequence[int]) -> list[str]:
+def _parser_command(path: Path | str, ocr_pages: Sequence[int], figures_dir: str = "") -> list[str]:
     command = [sys.executable, "-m", "indexing.pdfparse", str(path), str(settings.PDF_MAX_PAGE_CHARS)]
     command += ["--ocr-engine", settings.OCR_ENGINE, "--ocr-dpi", str(settings.OCR_DPI)]
     command += ["--ocr-languages", settings.OCR_LANGUAGES]
     if ocr_pages:
         command += ["--ocr-pages", ",".join(str(page) for page in ocr_pages)]
+    if figures_dir and settings.FIGURES_MAX_PER_PAPER > 0:
+        command += ["--figures-dir", figures_dir, "--figures-max", str(settings.FIGURES_MAX_PER_PAPER)]
+        command += ["--figures-dpi", str(settings.FIGURE_RENDER_DPI)]
+        command += ["--figures-max-pixels", str(settings.FIGURE_MAX_PIXELS)]
     return command
 
 
 def _run_parser(
-    path: Path | str, *, progress: ParseProgress | None = None, ocr_pages: Sequence[int] = ()
+    path: Path | str,
+    *,
+    progress: ParseProgress | None = None,
+    ocr_pages: Sequence[int] = (),
+    figures_dir: str = "",
 ) -> dict[str, Any]:
     """The parse result of `indexing.pdfparse` for *path*, run in a child process under the memory
-    limit and a deadline that each OCR'd page moves `OCR_SECONDS_PER_PAGE` later. Raises as
-    `extract_text` does."""
+    limit and a deadline that each OCR'd page moves `OCR_SECONDS_PER_PAGE` later; with
+    *figures_dir*, the figures are cropped into it too, and the result gets the child's figures
+    message (`figures`, `figure_error`, `figure_seconds`). The child sends the text before it
+    renders figures: once the text is in, running out of time or memory costs the figures only
+    (`figure_error` says so). Raises as `extract_text` does."""
     base_dir = Path(__file__).resolve().parent.parent
     deadline = time.monotonic() + settings.PDF_PARSE_TIMEOUT_SECONDS
     with tempfile.TemporaryFile() as stderr_file:
         child = subprocess.Popen(
-            _parser_command(path, ocr_pages),
+            _parser_command(path, ocr_pages, figures_dir),
             cwd=base_dir,
             stdout=subprocess.PIPE,
             stderr=stderr_file,
@@ -265,11 +318,16 @@ def _run_parser(
         )
         assert child.stdout is not None
         result: dict[str, Any] | None = None
+        figures: dict[str, Any] | None = None
+        figures_cut = ""  # why the figures message never came, when the text did
         buffer = b""
         ocr_done = 0
         try:
             while True:
                 remaining = deadline - time.monotonic()
+                if remaining <= 0 and figures_dir and result is not None and "error" not in result:
+                    figures_cut = "cropping figures ran past the time limit of the paper's parse"
+                    break
                 if remaining <= 0:
                     raise PdfResourceError(_too_slow(ocr_done))
                 ready, _, _ = select.select([child.stdout], [], [], min(remaining, 1.0))
@@ -285,6 +343,9 @@ def _run_parser(
                         message = json.loads(line)
                     except ValueError:  # not the parser's (a library printing): the exit code tells
                         continue
+                    if "figures" in message and result is not None:
+                        figures = message
+                        continue
                     if "progress" not in message:
                         result = message
                         continue
@@ -294,7 +355,12 @@ def _run_parser(
                         deadline += settings.OCR_SECONDS_PER_PAGE
                     if progress is not None:
                         progress(int(step["page"]), int(step["pages"]), bool(step["ocr"]))
-            returncode = child.wait(timeout=max(deadline - time.monotonic(), 1.0))
+            if figures_cut:
+                child.kill()
+                child.wait()
+                returncode = 0
+            else:
+                returncode = child.wait(timeout=max(deadline - time.monotonic(), 1.0))
         except (PdfResourceError, subprocess.TimeoutExpired) as exc:
             child.kill()
             child.wait()
@@ -309,6 +375,10 @@ def _run_parser(
             child.stdout.close()
         stderr_file.seek(0)
         stderr = stderr_file.read().decode(errors="replace")
+    text_in = result is not None and "error" not in result
+    if returncode != 0 and returncode not in _STOP_SIGNALS and figures_dir and text_in and figures is None:
+        last_line = (stderr.strip().splitlines() or [f"exit status {returncode}"])[-1]
+        figures_cut, returncode = f"cropping figures stopped the parser ({last_line[:300]})", 0
     if returncode != 0:
         if returncode in _STOP_SIGNALS:
             raise PdfInterruptedError("Reading the PDF was interrupted; it will be read again.")
@@ -323,6 +393,8 @@ def _run_parser(
     if "error" in result:
         error_class = PdfEncryptedError if result["error"] == "encrypted" else PdfError
         raise error_class(result["message"])
+    if figures_dir:
+        result |= figures or {"figures": [], "figure_error": figures_cut or "the parser sent no figures"}
     return result
 
 

@@ -5,6 +5,11 @@ This module imports no Django: it is executed as `python -m indexing.pdfparse PA
 under a memory limit and a timeout, and writes one JSON object to stdout:
 `{"pages": [str, ...], "facts": [PageFacts, ...], "page_labels": [str, ...] | null,
 "metadata": {...}, "xmp": {...}, "head": HeadLayout}` or `{"error": code, "message": str}`.
+With `--figures-dir DIR`, a second object follows the result, once figures are rendered:
+`{"figures": [{"page", "kind", "label", "caption", "bbox", "file", "width", "height"}, ...],
+"figure_error": str, "figure_seconds": float}`, each `file` a PNG in DIR (see `indexing.figures`),
+`figure_error` why figures stopped being cropped ("" when nothing went wrong), `figure_seconds`
+the wall time spent finding and rendering them.
 
 What it does to the text, page by page:
 
@@ -38,6 +43,7 @@ import itertools
 import json
 import re
 import sys
+import time
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -634,18 +640,88 @@ class OcrOptions:
     pages: frozenset[int] = frozenset()
 
 
+@dataclass(frozen=True)
+class FigureOptions:
+    """Where and how the child crops figures (`indexing.figures`): PNG files go into `directory`,
+    at most `max_figures` of them, rendered at `dpi` with neither side over `max_pixels`."""
+
+    directory: str
+    max_figures: int = 50
+    dpi: int = 150
+    max_pixels: int = 1600
+
+
+class FigureCropper:
+    """The figure crops of one parse: regions are found while each page is loaded (`add_page`),
+    rendered once the text is out (`crop`). Neither step fails the parse: the first error stops
+    the figures, and the message says why."""
+
+    def __init__(self, options: FigureOptions) -> None:
+        from indexing.figures import FigureFinder
+
+        self.options = options
+        self.finder: Any = FigureFinder() if options.max_figures > 0 else None
+        self.error = ""
+        self.seconds = 0.0  # spent finding and rendering figures
+
+    def add_page(self, page: Any) -> None:
+        if self.finder is None:
+            return
+        started = time.perf_counter()
+        try:
+            self.finder.add_page(page)
+        except Exception as exc:  # a layout the finder cannot handle: the text is still read
+            self.error, self.finder = f"page {page.page_number}: {type(exc).__name__}: {exc}", None
+        self.seconds += time.perf_counter() - started
+
+    def crop(self, path: str) -> dict[str, Any]:
+        """Render the figures found into the options' directory: the figures message (see the
+        module docstring)."""
+        from indexing.figures import render_figures
+
+        written: list[dict[str, Any]] = []
+        started = time.perf_counter()
+        try:
+            if self.finder is not None:
+                regions = self.finder.regions(max_figures=self.options.max_figures)
+                images = render_figures(path, regions, dpi=self.options.dpi, max_pixels=self.options.max_pixels)
+                for index, image in enumerate(images):
+                    name = f"figure-{index:03d}.png"
+                    with open(f"{self.options.directory}/{name}", "wb") as file:
+                        file.write(image.png)
+                    written.append(
+                        {
+                            "page": image.page,
+                            "kind": image.kind,
+                            "label": image.label,
+                            "caption": image.caption,
+                            "bbox": list(image.bbox),
+                            "file": name,
+                            "width": image.width,
+                            "height": image.height,
+                        }
+                    )
+        except Exception as exc:
+            self.error, written = f"rendering: {type(exc).__name__}: {exc}", []
+        self.seconds += time.perf_counter() - started
+        return {"figures": written, "figure_error": self.error, "figure_seconds": round(self.seconds, 3)}
+
+
 def parse(
     path: str,
     *,
     max_page_chars: int,
     ocr: OcrOptions | None = None,
     progress: Callable[[int, int, bool], None] | None = None,
+    figures: FigureCropper | None = None,
 ) -> dict[str, Any]:
     """Parse the PDF at *path*. Returns the JSON-ready result described in the module docstring.
 
     With *ocr* naming an engine, unreadable pages (`needs_ocr`, or listed in `ocr.pages`) are
     rendered and recognised; the engine is loaded at the first such page. *progress* is called
-    after each page with (page, pages, whether it was OCR'd).
+    after each page with (page, pages, whether it was OCR'd). *figures* is shown each page while
+    it is loaded, to find the captioned figures and tables on it (`FigureCropper.crop` renders
+    them after).
     """
     import pdfplumber
     from pdfminer.pdfdocument import PDFPasswordIncorrect
@@ -682,6 +758,8 @@ def parse(
                     }
                 pages.append(text)
                 facts.append(page_facts)
+                if figures is not None:
+                    figures.add_page(page)
                 page.close()  # frees the page's layout objects: memory stays flat on long papers
                 if progress is not None:
                     progress(number, total, recognised)
@@ -755,6 +833,10 @@ def main(argv: Sequence[str]) -> None:
     parser.add_argument("--ocr-dpi", type=int, default=200)
     parser.add_argument("--ocr-languages", default="eng")
     parser.add_argument("--ocr-pages", default="", help="comma-separated 1-based pages to OCR in any case")
+    parser.add_argument("--figures-dir", default="", help="crop figures to PNG files in this directory")
+    parser.add_argument("--figures-max", type=int, default=50)
+    parser.add_argument("--figures-dpi", type=int, default=150)
+    parser.add_argument("--figures-max-pixels", type=int, default=1600)
     args = parser.parse_args(argv)
     options = OcrOptions(
         engine=args.ocr_engine,
@@ -762,8 +844,24 @@ def main(argv: Sequence[str]) -> None:
         languages=args.ocr_languages,
         pages=frozenset(int(n) for n in args.ocr_pages.split(",") if n.strip()),
     )
-    result = parse(args.path, max_page_chars=args.max_page_chars, ocr=options, progress=_write_progress)
+    cropper = None
+    if args.figures_dir:
+        cropper = FigureCropper(
+            FigureOptions(
+                directory=args.figures_dir,
+                max_figures=args.figures_max,
+                dpi=args.figures_dpi,
+                max_pixels=args.figures_max_pixels,
+            )
+        )
+    result = parse(
+        args.path, max_page_chars=args.max_page_chars, ocr=options, progress=_write_progress, figures=cropper
+    )
     sys.stdout.write(json.dumps(result) + "\n")
+    sys.stdout.flush()
+    # The text is out first: rendering figures can then run out of time or memory without costing it.
+    if cropper is not None and "error" not in result:
+        sys.stdout.write(json.dumps(cropper.crop(args.path)) + "\n")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Indexing workflow: PDF -> pages -> chunks -> blurbs -> embeddings -> `paperchunks`.
+"""Indexing workflow: PDF -> pages (and figure crops) -> chunks -> blurbs -> embeddings -> `paperchunks`.
 
 Also the operator workflows on the chunk index: choosing the papers a backfill must index
 (`papers_needing_index`). Consistency checks and repairs live in `indexing.health`.
@@ -30,10 +30,11 @@ from indexing.embeddings import EmbeddingError, configured_model_name, get_embed
 from indexing.lookup import checked_with_lookup
 from indexing.metadata import PaperMetadata
 from indexing.notifications import notify_paper_status
-from indexing.pdf import PdfError, PdfInterruptedError, PdfResourceError, extract_metadata, extract_text
+from indexing.pdf import PaperText, PdfError, PdfInterruptedError, PdfResourceError, extract_metadata, extract_text
 from indexing.signals import paper_indexed
 from papers.metadata import doc_key
 from papers.models import Paper
+from papers.services import replace_figures
 from papers.works import read_supplement
 
 logger = logging.getLogger(__name__)
@@ -247,7 +248,8 @@ def index_paper(
     only while the claim is still this build's (else ClaimLostError), and older versions are
     deleted after. A paper that is searchable when the rebuild starts stays `ready` on its old
     chunks throughout, so a question asked meanwhile reads the old chunks; any other paper is
-    `indexing` meanwhile. Once the paper is searchable, `indexing.signals.paper_indexed` is sent.
+    `indexing` meanwhile. Once the paper is searchable its figures are replaced by those cropped
+    from the file (`papers.services.replace_figures`), then `indexing.signals.paper_indexed` is sent.
 
     On failure the partial new chunks are removed and the error is raised again: a paper that was
     searchable stays `ready` on its old chunks with the reason in `index_error`; any other paper
@@ -420,6 +422,7 @@ def _build(claim: IndexClaim, progress: ProgressCallback | None) -> Paper:
         # Ctrl-C in a command, or the worker shutting down: leave the paper to be picked up again.
         _fail(paper, claim, INTERRUPTED_REASON, keep_serving=keep_serving, status=Paper.IndexStatus.PENDING)
         raise
+    _store_figures(paper, text)
     paper.refresh_from_db()
     notify_paper_status(paper)
     report(IndexProgress(paper.pk, "done", pages=paper.page_count, chunks=paper.chunk_count))
@@ -428,6 +431,20 @@ def _build(claim: IndexClaim, progress: ProgressCallback | None) -> Paper:
         if isinstance(result, Exception):
             logger.warning("Paper %s: %r failed after indexing", paper.pk, receiver, exc_info=result)
     return paper
+
+
+def _store_figures(paper: Paper, text: PaperText) -> None:
+    """Make the figures the parse cropped *paper*'s figures (replacing those of an earlier build).
+    Figures are an extra: once the paper is searchable, failing to store them is logged and leaves
+    the paper as it is."""
+    if text.figure_error:
+        logger.warning("Paper %s: figures stopped being cropped (%s)", paper.pk, text.figure_error)
+    try:
+        stored = replace_figures(paper=paper, figures=text.figures)
+    except Exception:
+        logger.exception("Paper %s: its figures could not be stored", paper.pk)
+        return
+    logger.info("Paper %s: %d figures and tables cropped in %.2f s", paper.pk, len(stored), text.figure_seconds)
 
 
 def _fail(

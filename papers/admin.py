@@ -2,7 +2,7 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from papers.models import AuthorProfile, Paper, UserPaper
+from papers.models import AuthorProfile, Figure, Paper, UserPaper
 from projects.services import reprocess_paper
 
 
@@ -71,3 +71,26 @@ class AuthorProfileAdmin(admin.ModelAdmin[AuthorProfile]):
     list_display = ["user", "names"]
     search_fields = ["user__username"]
     raw_id_fields = ["user"]
+
+
+@admin.register(Figure)
+class FigureAdmin(admin.ModelAdmin[Figure]):
+    """Figures are cropped at indexing and replaced by the next indexing: shown, not edited."""
+
+    list_display = ["label", "paper", "page_number", "kind", "width", "height"]
+    list_filter = ["kind"]
+    search_fields = ["label", "caption", "paper__title", "paper__sha256"]
+    list_select_related = ["paper"]
+    raw_id_fields = ["paper"]
+    readonly_fields = [
+        "paper",
+        "kind",
+        "label",
+        "page_number",
+        "caption",
+        "bbox",
+        "image",
+        "width",
+        "height",
+        "position",
+    ]

@@ -1,5 +1,5 @@
 """REST API of the library: list (as papers or as works), upload, remove, one paper with its index
-status, its work and the choice of a work's primary version."""
+status, its figures, its work and the choice of a work's primary version."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 from annotagent.http import AuthenticatedRequest
 from annotagent.ratelimit import check_user_rate
 from papers.metadata import MetadataFilter
-from papers.models import Paper
+from papers.models import Figure, Paper
 from papers.services import (
     LIBRARY_SORTS,
     AddedPaper,
@@ -31,7 +31,7 @@ from papers.services import (
     read_upload,
     set_author_names,
 )
-from projects.services import remove_paper_from_library
+from projects.services import get_readable_paper_for_user, remove_paper_from_library
 
 
 class PaperSerializer(serializers.ModelSerializer[Paper]):
@@ -102,6 +102,28 @@ class WorkSerializer(serializers.Serializer[Any]):
     chosen = serializers.BooleanField(
         read_only=True, help_text="True when I chose the primary; False when the rule did (published, else newest)."
     )
+
+
+class FigureSerializer(serializers.ModelSerializer[Figure]):
+    """A captioned figure or table cropped from its page: `image_url` its PNG (`width` x `height`
+    pixels), `reader_url` the reader at its page, `bbox` the crop in PDF points from the page's
+    top-left corner."""
+
+    page = serializers.IntegerField(source="page_number", read_only=True, help_text="1-based physical page.")
+    bbox = serializers.ListField(child=serializers.FloatField(), read_only=True, min_length=4, max_length=4)
+    image_url = serializers.SerializerMethodField()
+    reader_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Figure
+        fields = ["id", "kind", "label", "caption", "page", "bbox", "width", "height", "image_url", "reader_url"]
+        read_only_fields = fields
+
+    def get_image_url(self, figure: Figure) -> str:
+        return reverse("papers:figure", args=[figure.paper_id, figure.pk])
+
+    def get_reader_url(self, figure: Figure) -> str:
+        return f"{reverse('papers:reader', args=[figure.paper_id])}?page={figure.page_number}"
 
 
 class UploadSerializer(serializers.Serializer[None]):
@@ -273,3 +295,13 @@ class PaperDetailView(APIView):
     @extend_schema(responses=PaperSerializer, summary="A paper with its index status")
     def get(self, request: AuthenticatedRequest, pk: int) -> Response:
         return Response(PaperSerializer(get_paper_for_user(request.user, pk)).data)
+
+
+class PaperFiguresView(APIView):
+    @extend_schema(
+        responses=FigureSerializer(many=True),
+        summary="The figures and tables of a paper I can read (my library or a project of mine)",
+    )
+    def get(self, request: AuthenticatedRequest, pk: int) -> Response:
+        paper = get_readable_paper_for_user(request.user, pk)
+        return Response(FigureSerializer(Figure.objects.of_papers([paper.pk]), many=True).data)

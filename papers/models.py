@@ -6,6 +6,7 @@ library that holds it; its chunks live in the MongoDB collection `paperchunks`, 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -280,6 +281,49 @@ class UserPaper(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} · {self.paper}"
+
+
+def figure_upload_to(figure: Figure, filename: str) -> str:
+    """Figure images sit beside nothing else of theirs: `figures/<2 hex>/<sha256>/<filename>`, the
+    paper's content hash (never a user's file name) and a name `replace_figures` makes unique."""
+    sha256 = figure.paper.sha256
+    return f"figures/{sha256[:2]}/{sha256}/{filename}"
+
+
+class FigureQuerySet(models.QuerySet["Figure"]):
+    def of_papers(self, paper_ids: Iterable[int]) -> FigureQuerySet:
+        """The figures of the papers *paper_ids*, in each paper's order."""
+        return self.filter(paper_id__in=list(paper_ids)).order_by("paper_id", "position", "pk")
+
+
+class Figure(models.Model):
+    """A captioned figure or table of a paper, cropped from its page to a PNG image at indexing
+    (`indexing.figures`); a paper's figures are replaced whenever it is indexed again."""
+
+    class Kind(models.TextChoices):
+        FIGURE = "figure", "Figure"
+        TABLE = "table", "Table"
+
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="figures")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    label = models.CharField(max_length=40, help_text='The normal form of the printed label: "Figure 1", "Table IV".')
+    page_number = models.PositiveIntegerField(help_text="1-based physical page.")
+    caption = models.TextField(blank=True, help_text="The caption as printed.")
+    bbox = models.JSONField(help_text="The crop, [x0, top, x1, bottom] in PDF points from the page's top-left corner.")
+    image = models.FileField(upload_to=figure_upload_to, max_length=255)
+    width = models.PositiveIntegerField(help_text="Pixels.")
+    height = models.PositiveIntegerField(help_text="Pixels.")
+    position = models.PositiveIntegerField(default=0, help_text="Order in the paper, from 0.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = FigureQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["paper", "position", "pk"]
+        constraints = [models.UniqueConstraint(fields=["paper", "label"], name="unique_figure_label")]
+
+    def __str__(self) -> str:
+        return f"{self.label}, p. {self.page_number}"
 
 
 class AuthorProfile(models.Model):

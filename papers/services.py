@@ -1,25 +1,29 @@
 """Library workflows: adding PDFs to a user's library and removing them, correcting their metadata,
-listing the library as works and choosing the primary version of a work."""
+listing the library as works and choosing the primary version of a work; a paper's figures."""
 
 from __future__ import annotations
 
 import hashlib
 import re
+import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import IO
 
 from django.conf import settings
 from django.contrib.auth.models import User
+from django.core.files.base import ContentFile
 from django.db import transaction
 from django.db.models import Sum
 from django.http import Http404
 
 from annotagent.errors import AnnotagentError
+from papers.figures import FigureImage
 from papers.metadata import MetadataFilter, author_names_of, filter_papers, parse_year
-from papers.models import CORRECTABLE_FIELDS, AuthorProfile, Paper, UserPaper, paper_upload_to
+from papers.models import CORRECTABLE_FIELDS, AuthorProfile, Figure, Paper, UserPaper, figure_upload_to, paper_upload_to
 from papers.pdfium import count_pages
-from papers.storage import files_removed_on_error, write_paper_file
+from papers.storage import delete_files, files_removed_on_error, write_paper_file
 from papers.works import Work, group_works, is_work_key
 
 
@@ -306,3 +310,58 @@ def choose_primary_version(*, user: User, paper: Paper) -> Work:
     )
     UserPaper.objects.filter(user=user, paper=paper).update(chosen_primary=True)
     return get_work_for_user(user, paper.pk)
+
+
+def replace_figures(*, paper: Paper, figures: Sequence[FigureImage]) -> list[Figure]:
+    """Make *figures* (in the paper's order) *paper*'s figures, replacing the rows and image files
+    it had; returns the new rows. A label given twice keeps its first figure; figures past
+    `FIGURES_MAX_PER_PAPER` are left out.
+
+    The new images are written first under new names, then the rows are swapped in one
+    transaction; the old images are deleted once it commits, the new ones at once if it fails.
+    Raises Paper.DoesNotExist when the paper row is gone (nothing is kept then).
+    """
+    kept: dict[str, FigureImage] = {}
+    for figure in figures:
+        kept.setdefault(figure.label, figure)
+    chosen = list(kept.values())[: settings.FIGURES_MAX_PER_PAPER]
+    storage = Figure.image.field.storage
+    token = uuid.uuid4().hex[:12]
+    written: list[str] = []
+    try:
+        rows = []
+        for position, figure in enumerate(chosen):
+            row = Figure(
+                paper=paper,
+                kind=figure.kind,
+                label=figure.label[:40],
+                page_number=figure.page,
+                caption=figure.caption,
+                bbox=[round(value, 2) for value in figure.bbox],
+                width=figure.width,
+                height=figure.height,
+                position=position,
+            )
+            name = figure_upload_to(row, f"{token}-{position:03d}.png")
+            row.image.name = storage.save(name, ContentFile(figure.png))
+            written.append(row.image.name)
+            rows.append(row)
+        with transaction.atomic():
+            # The row lock keeps a concurrent deletion of the paper from leaving figures behind.
+            Paper.objects.select_for_update().get(pk=paper.pk)
+            old = list(Figure.objects.filter(paper=paper).values_list("image", flat=True))
+            Figure.objects.filter(paper=paper).delete()
+            created = Figure.objects.bulk_create(rows)
+            transaction.on_commit(partial(delete_files, old))
+    except BaseException:
+        delete_files(written)
+        raise
+    return created
+
+
+def get_figure_of_paper(paper: Paper, pk: int) -> Figure:
+    """Figure *pk* of *paper* (whose access the caller checked). Raises Http404 for any other."""
+    figure = Figure.objects.filter(paper=paper, pk=pk).first()
+    if figure is None:
+        raise Http404("No such figure.")
+    return figure

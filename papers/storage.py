@@ -2,7 +2,8 @@
 again when the transaction that wrote it fails, and found when no paper holds them.
 
 Files live in the default storage under `papers/<2 hex>/<sha256>.pdf` (see
-`papers.models.paper_upload_to`); the name never carries a user's file name.
+`papers.models.paper_upload_to`), figure images under `figures/<2 hex>/<sha256>/` (see
+`papers.models.figure_upload_to`); no name carries a user's file name.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import Storage
 from django.utils import timezone
 
-from papers.models import Paper, paper_upload_to
+from papers.models import Figure, Paper, paper_upload_to
 
 PAPERS_FOLDER = "papers"
+FIGURES_FOLDER = "figures"
 # A file younger than this may belong to an upload whose transaction has not committed yet.
 ORPHAN_GRACE = timedelta(minutes=10)
 
@@ -70,14 +72,21 @@ def files_removed_on_error() -> Iterator[None]:
 
 
 def orphan_files(*, grace: timedelta = ORPHAN_GRACE) -> list[str]:
-    """Storage names of files under `papers/` that no paper row holds, sorted; files modified in
-    the last *grace* are left out (their upload may still be committing)."""
+    """Storage names of files under `papers/` that no paper row holds and under `figures/` that no
+    figure row holds, sorted; files modified in the last *grace* are left out (their upload or
+    indexing may still be committing)."""
     storage = paper_storage()
     held = set(Paper.objects.exclude(file="").values_list("file", flat=True))
+    held |= set(Figure.objects.values_list("image", flat=True))
     cutoff = timezone.now() - grace
-    return sorted(
-        name for name in _walk(storage, PAPERS_FOLDER) if name not in held and storage.get_modified_time(name) <= cutoff
-    )
+    names = [*_walk(storage, PAPERS_FOLDER), *_walk(storage, FIGURES_FOLDER)]
+    return sorted(name for name in names if name not in held and storage.get_modified_time(name) <= cutoff)
+
+
+def paper_file_names(paper: Paper) -> list[str]:
+    """The storage names of every file *paper* holds: its PDF and its figure images (to delete
+    once its row is gone)."""
+    return [paper.file.name or "", *Figure.objects.filter(paper=paper).values_list("image", flat=True)]
 
 
 def delete_files(names: list[str]) -> None:

@@ -16,4 +16,5 @@ urlpatterns = [
     path("<int:pk>/read/", views.reader, name="reader"),
     path("<int:pk>/chat/", views.chat_ask, name="chat_ask"),
     path("<int:pk>/file/", views.file, name="file"),
+    path("<int:pk>/figures/<int:figure_id>.png", views.figure, name="figure"),
 ]

@@ -1,4 +1,5 @@
-"""Library pages: the grid of papers, uploads, removal, "Add to project", the reader and the PDF file."""
+"""Library pages: the grid of papers, uploads, removal, "Add to project", the reader, the PDF file
+and its figure images."""
 
 from __future__ import annotations
 
@@ -16,12 +17,13 @@ from annotagent.http import AuthenticatedHttpRequest
 from annotagent.ratelimit import check_user_rate
 from papers.forms import AuthorNamesForm, LibraryFilterForm, MetadataForm, UploadForm
 from papers.metadata import MetadataFilter, author_names_of
-from papers.models import Paper, UserPaper
+from papers.models import Figure, Paper, UserPaper
 from papers.services import (
     add_paper_to_library,
     author_names,
     choose_primary_version,
     correct_paper_metadata,
+    get_figure_of_paper,
     get_paper_for_user,
     library_works,
     read_upload,
@@ -210,7 +212,8 @@ def reader(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
 def render_reader(request: AuthenticatedHttpRequest, paper: Paper, *, project: Project | None = None) -> HttpResponse:
     """The reader page of *paper* at `?page=` (1-based, clamped to the paper). With *project*, its
     links and PDF go through the project; notes and the private paper chat only when the paper is in
-    the viewer's library (they are library features)."""
+    the viewer's library (they are library features). Its figures and tables are listed, each
+    linking to its page."""
     # ?page=6 is the PDF's sixth page; ?printed=379 the page that prints "379" (journal numbering).
     by_printed = paper.page_for_printed(request.GET.get("printed", ""))
     try:
@@ -239,6 +242,7 @@ def render_reader(request: AuthenticatedHttpRequest, paper: Paper, *, project: P
         "file_url": file_url,
         "project": project,
         "in_library": UserPaper.objects.filter(user=request.user, paper=paper).exists(),
+        "figures": list(Figure.objects.of_papers([paper.pk])),
     }
     return render(request, "papers/reader.html", context)
 
@@ -256,6 +260,17 @@ def chat_ask(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
 @require_GET
 def file(request: AuthenticatedHttpRequest, pk: int) -> FileResponse:
     return paper_file_response(get_readable_paper_for_user(request.user, pk))
+
+
+@login_required
+@require_GET
+def figure(request: AuthenticatedHttpRequest, pk: int, figure_id: int) -> FileResponse:
+    """A figure's PNG, for whoever may read its paper (see `reader`); anyone else gets a 404."""
+    found = get_figure_of_paper(get_readable_paper_for_user(request.user, pk), figure_id)
+    response = FileResponse(found.image.open("rb"), content_type="image/png")
+    # The image of a figure id never changes (re-indexing makes new ids), but it is private.
+    response["Cache-Control"] = "private, max-age=86400"
+    return response
 
 
 def paper_file_response(paper: Paper) -> FileResponse:

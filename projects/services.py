@@ -19,7 +19,7 @@ from annotagent.errors import AnnotagentError, ForbiddenError
 from papers.citation import bibtex_file, csl_item, paper_bibtex
 from papers.models import Paper, UserPaper
 from papers.services import add_paper_to_library
-from papers.storage import delete_files, files_removed_on_error
+from papers.storage import delete_files, files_removed_on_error, paper_file_names
 from projects.models import Project, ProjectMembership, ProjectPaper, Role, papers_as_added, user_label
 from projects.signals import reprocess_requested
 
@@ -344,9 +344,9 @@ def _delete_if_orphaned(paper: Paper) -> bool:
     Paper.objects.select_for_update().filter(pk=paper.pk).first()
     if UserPaper.objects.filter(paper=paper).exists() or ProjectPaper.objects.filter(paper=paper).exists():
         return False
-    file_name = paper.file.name or ""
+    file_names = paper_file_names(paper)
     paper.delete()
-    transaction.on_commit(partial(delete_files, [file_name]))
+    transaction.on_commit(partial(delete_files, file_names))
     return True
 
 

@@ -8,13 +8,13 @@ from django.urls import reverse
 
 from chat.models import ChatMessage, PaperChat, ProjectChat
 from indexing.models import ContextualBlurb
-from papers.models import Paper, UserPaper
+from papers.models import Figure, Paper, UserPaper
 from projects.models import Project, ProjectPaper
 from projects.services import add_papers_to_project, create_project
 
 pytestmark = pytest.mark.django_db
 
-MODELS = [Paper, UserPaper, Project, ProjectPaper, ProjectChat, ChatMessage, PaperChat, ContextualBlurb]
+MODELS = [Paper, UserPaper, Figure, Project, ProjectPaper, ProjectChat, ChatMessage, PaperChat, ContextualBlurb]
 
 
 @pytest.fixture
@@ -27,6 +27,9 @@ def content(alice, add_paper):
     ChatMessage.objects.create(chat=chat, role="user", text="hello")
     PaperChat.objects.create(user=alice, paper=paper)
     ContextualBlurb.objects.create(paper=paper, model="m", text_sha256="0" * 64, blurb="A blurb.")
+    Figure.objects.create(
+        paper=paper, kind="figure", label="Figure 1", page_number=1, bbox=[0, 0, 9, 9], image="f.png", width=1, height=1
+    )
     return paper
 
 

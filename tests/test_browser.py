@@ -470,6 +470,40 @@ def test_the_reader_chats_about_one_paper_and_cites_its_pages(visit):
 
 
 @pytest.mark.browser
+def test_figures_show_in_the_reader_and_in_the_hover_card_of_a_passage_that_mentions_one(visit):
+    from playwright.sync_api import expect
+
+    user = visit()
+    page = user.page
+    user.sign_in(DEMO_USERNAME, DEMO_PASSWORD)
+    user.open_demo_project()
+
+    # Raft's passage on terms says "as shown in Figure 5": its card shows that figure.
+    answer = user.ask("How is time divided into terms in Raft?")
+    with_figure = [event for event in user.events("answer.citation") if event.get("figure")]
+    assert with_figure, f"no citation carries a figure: {user.events('answer.citation')}"
+    event = with_figure[0]
+    link = answer.locator("a.citation", has_text=f"[{event['n']}]").first
+    link.hover()
+    thumbnail = link.locator(".citation-popup img.citation-figure")
+    expect(thumbnail).to_be_visible()
+    expect(thumbnail).to_have_attribute("src", event["figure"]["url"])
+    expect(thumbnail).to_have_attribute("alt", event["figure"]["label"])
+    page.wait_for_function("(image) => image.complete && image.naturalWidth > 0", arg=thumbnail.element_handle())
+
+    # The reader lists the paper's figures, each image loaded and linking to its page.
+    page.goto(user.server.url(reader_path(event)))
+    figures = page.locator("details.figure-list")
+    expect(figures.locator("summary")).to_contain_text("Figures and tables")
+    figures.locator("summary").click()
+    first = figures.locator("img").first
+    expect(first).to_be_visible()
+    page.wait_for_function("(image) => image.complete && image.naturalWidth > 0", arg=first.element_handle())
+    assert re.search(r"\?page=\d+$", figures.locator("a").first.get_attribute("href"))
+    user.check_console()
+
+
+@pytest.mark.browser
 def test_a_citation_opens_pdfjs_at_its_page_with_the_quoted_passage_highlighted(visit):
     from playwright.sync_api import expect
 

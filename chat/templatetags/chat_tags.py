@@ -35,9 +35,11 @@ def citation_link(n: str, citation: dict[str, Any]) -> SafeString:
     """`<a class="citation">[N]<span class="citation-popup">Label, page P</span></a>` for one marker.
 
     The label is the paper's title, with first author and year when another paper of the project
-    has the same title. Citations saved with a hover card (`cite`, see `chat.events`) add the
-    quoted text, the first author and year, and two copy actions (author-year citation, BibTeX),
-    which `chat.js` wires up; older citations show the title and page only.
+    has the same title. A citation of a figure's caption, or of text that mentions a figure
+    (`figure`), shows the figure's thumbnail before the title. Citations saved with a hover card
+    (`cite`, see `chat.events`) add the quoted text, the first author and year, and two copy
+    actions (author-year citation, BibTeX), which `chat.js` wires up; older citations show the
+    title and page only.
     """
     paper_id, page = int(citation["paper_id"]), int(citation["page"])
     title = str(citation.get("label") or citation.get("title") or f"Paper {paper_id}")
@@ -46,6 +48,7 @@ def citation_link(n: str, citation: dict[str, Any]) -> SafeString:
     card = format_html('<span class="citation-title">{}</span>, {}', title, page_text)
     if citation.get("ocr"):
         card = format_html('{} <span class="label label-ocr">OCR text</span>', card)
+    card = format_html("{}{}", figure_thumbnail(citation.get("figure")), card)
     if citation.get("cite"):
         quote = str(citation.get("quote") or "") or excerpt(str(citation.get("text") or ""))
         who = " ".join(str(part) for part in (citation.get("author"), citation.get("year")) if part)
@@ -71,6 +74,17 @@ def citation_link(n: str, citation: dict[str, Any]) -> SafeString:
         n,
         card,
     )
+
+
+def figure_thumbnail(figure: object) -> SafeString:
+    """The hover card's `<img class="citation-figure">` of a citation's `figure` ({"url", "label"},
+    see `chat.events`), or nothing. Only a same-origin path is shown (the CSP allows no other)."""
+    if not isinstance(figure, dict):
+        return SafeString("")
+    url, label = str(figure.get("url") or ""), str(figure.get("label") or "")
+    if not url.startswith("/") or url.startswith("//"):
+        return SafeString("")
+    return format_html('<img class="citation-figure" src="{}" alt="{}" loading="lazy">', url, label)
 
 
 HIGHLIGHT_CHARS = 300

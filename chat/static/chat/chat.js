@@ -72,6 +72,18 @@ function pageWords(citation) {
     : `page ${citation.page}`;
 }
 
+// The thumbnail of the figure a citation shows or mentions (chat_tags.figure_thumbnail), or null.
+// Same-origin paths only: the image is served to those who may read the paper.
+function figureThumbnail(figure) {
+  const url = figure && typeof figure.url === "string" ? figure.url : "";
+  if (!url.startsWith("/") || url.startsWith("//")) return null;
+  const image = el("img", "citation-figure");
+  image.src = url;
+  image.alt = String(figure.label || "");
+  image.loading = "lazy";
+  return image;
+}
+
 // The link and hover card of one citation; chat_tags.citation_link renders the same markup.
 function citationLink(n, citation) {
   const title = citation.label || citation.title || `Paper ${citation.paper_id}`;
@@ -85,6 +97,8 @@ function citationLink(n, citation) {
   popup.setAttribute("role", "tooltip");
   const heading = [el("span", "citation-title", title), `, ${pageWords(citation)}`];
   if (citation.ocr) heading.push(" ", el("span", "label label-ocr", "OCR text"));
+  const thumbnail = figureThumbnail(citation.figure);
+  if (thumbnail) heading.unshift(thumbnail);
   if (citation.cite) {
     const quote = citation.quote || excerpt(citation.text);
     if (quote) popup.append(el("span", "citation-quote", `“${quote}”`));
