@@ -37,6 +37,7 @@ def test_ensure_indexes_reports_a_missing_server_without_a_traceback(no_mongo):
 @pytest.mark.django_db
 def test_ensure_indexes_is_idempotent_and_leaves_nothing_missing(chunk_store):
     chunk_store.drop_indexes()
+    chunk_store.database[store.PACK_COLLECTION].drop_indexes()
     assert store.missing_indexes() == list(store.REQUIRED_INDEXES)
 
     call_command("ensure_indexes", stdout=io.StringIO())
