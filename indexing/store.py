@@ -598,14 +598,32 @@ def count_chunks(paper_id: int, *, index_version: str | None = None, embedding_m
         raise _error("Could not count chunks", exc) from exc
 
 
-def _version_filter(versions: dict[int, PaperVersion], embedding_model: str) -> dict[str, Any]:
-    return {
-        "$or": [
-            {"paperId": paper_id, "indexVersion": version, "paperSha256": sha256}
-            for paper_id, (version, sha256) in versions.items()
-        ],
-        "embeddingModel": embedding_model,
-    }
+# Papers per query when reading chunks or packs by paper. The embedded server cannot use an index
+# for an `$or` of (paper, version, hash) clauses, so it scanned every chunk (6 s for one paper among
+# 60k chunks); it does for `paperId: {$in: ...}`, but checks each document against the whole list,
+# so a query for a thousand papers costs far more than ten for a hundred each.
+PAPERS_PER_QUERY = 100
+
+
+def _current_documents(
+    collection: Collection,
+    versions: dict[int, PaperVersion],
+    query: dict[str, Any],
+    projection: dict[str, int],
+) -> list[dict[str, Any]]:
+    """The documents of *collection* matching *query* that belong to a paper in *versions* at the
+    version and content hash it names (`is_current`), read by paper id in batches."""
+    ids = sorted(versions)
+    documents: list[dict[str, Any]] = []
+    for start in range(0, len(ids), PAPERS_PER_QUERY):
+        batch = ids[start : start + PAPERS_PER_QUERY]
+        batch_query = {
+            "paperId": {"$in": batch},
+            "indexVersion": {"$in": sorted({versions[paper_id].version for paper_id in batch})},
+            **query,
+        }
+        documents.extend(doc for doc in collection.find(batch_query, projection) if is_current(doc, versions))
+    return documents
 
 
 def is_current(chunk: dict[str, Any], versions: dict[int, PaperVersion]) -> bool:
@@ -632,8 +650,8 @@ def load_chunks(
         return ChunkMatrix(chunks=[], embeddings=np.zeros((0, 0), dtype=np.float32))
     projection: dict[str, int] = {"_id": 0} if with_embeddings else {"_id": 0, "embedding": 0}
     try:
-        cursor = get_collection().find(_version_filter(versions, embedding_model), projection)
-        documents = sorted(cursor, key=lambda d: (d["paperId"], d["chunkIndex"]))
+        found = _current_documents(get_collection(), versions, {"embeddingModel": embedding_model}, projection)
+        documents = sorted(found, key=lambda d: (d["paperId"], d["chunkIndex"]))
     except PyMongoError as exc:
         raise _error("Could not read chunks", exc) from exc
     if not with_embeddings:
@@ -836,10 +854,10 @@ def load_packs(
     pack is complete (every part there). Papers without one are left out. Raises ChunkStoreError."""
     if not versions:
         return {}
-    query = {**_version_filter(versions, embedding_model), "tokenizerVersion": TOKENIZER_VERSION}
+    query = {"embeddingModel": embedding_model, "tokenizerVersion": TOKENIZER_VERSION}
     projection = {"_id": 0} if with_embeddings else {"_id": 0, "vectors": 0}
     try:
-        documents = list(_packs().find(query, projection))
+        documents = _current_documents(_packs(), versions, query, projection)
     except PyMongoError as exc:
         raise _error("Could not read packs", exc) from exc
     by_paper: dict[int, list[dict[str, Any]]] = {}
