@@ -28,7 +28,15 @@ what is wrong; with `fix=True` it repairs what is safe to repair:
   queue them again);
 - orphan_files: stored PDFs no paper holds (fix: delete them; see `check_paper_files`);
 - stale_versions: chunks of index versions other than the paper's current one and the one a live
-  claim is writing, left by a build whose clean-up failed or whose worker died (fix: delete them).
+  claim is writing, left by a build whose clean-up failed or whose worker died (fix: delete them);
+- missing_packs: ready papers with their full set of chunks whose pack (`store.PaperPack`: the
+  chunks, vectors and BM25 statistics a project index is read from) is missing, has parts missing,
+  holds another number of chunks, or was made by another tokenizer version. Retrieval makes such a
+  pack from the chunks when it first needs it, at the cost of reading every chunk (fix: make them
+  now);
+- stale_packs: packs no current paper version reads: of a paper that is gone, of another file, of
+  an index version other than the current one and a live claim's, or of another tokenizer version
+  (fix: delete them; the chunks stay).
 """
 
 from __future__ import annotations
@@ -42,7 +50,8 @@ from django.utils import timezone
 
 from indexing import store
 from indexing.embeddings import configured_model_name, get_embedder
-from indexing.services import is_searchable, mark_for_reindex
+from indexing.lexical import TOKENIZER_VERSION
+from indexing.services import is_searchable, mark_for_reindex, pack_papers
 from papers.models import Paper
 from papers.storage import delete_files, orphan_files
 
@@ -134,6 +143,9 @@ def check_index(*, fix: bool = False, stuck_after: float | None = None) -> Index
     _check_missing_chunks(health, by_paper, papers, model, fix=fix)
     _check_other_models(health, by_paper, papers, model, fix=fix)
     _check_stale_versions(health, by_paper, papers, fix=fix)
+    packs = store.pack_rows_by_paper()
+    _check_missing_packs(health, by_paper, packs, papers, fix=fix)
+    _check_stale_packs(health, packs, papers, fix=fix)
     _check_stuck(health, papers, stuck_after=stuck_after, fix=fix)
     check_paper_files(health, fix=fix)
     return health
@@ -281,6 +293,70 @@ def _check_stale_versions(health: IndexHealth, by_paper: dict, papers: dict[int,
         for paper, versions in stale:
             for version in versions:
                 store.delete_chunks_of_version(paper.pk, version)
+        finding.fixed = True
+
+
+def _check_missing_packs(
+    health: IndexHealth,
+    by_paper: dict,
+    packs: dict[store.PackGroup, int | None],
+    papers: dict[int, Paper],
+    *,
+    fix: bool,
+) -> None:
+    unpacked = []
+    for paper in papers.values():
+        if not is_searchable(paper):
+            continue
+        stored = by_paper.get(paper.pk, {}).get((paper.index_version, paper.embedding_model), 0)
+        if stored != paper.chunk_count or stored == 0:
+            continue  # missing_chunks: its rebuild writes the pack
+        group = store.PackGroup(paper.pk, paper.index_version, paper.embedding_model, paper.sha256, TOKENIZER_VERSION)
+        if packs.get(group) != paper.chunk_count:
+            unpacked.append((paper, packs.get(group)))
+    if not unpacked:
+        return
+    finding = health.add(
+        "missing_packs",
+        f"{len(unpacked)} ready paper(s) without a complete pack; retrieval reads their chunks one by one.",
+        [
+            f"paper {p.pk} ({p.display_title}): "
+            + ("no pack" if rows is None else f"pack of {rows} of {p.chunk_count} chunk(s)")
+            for p, rows in unpacked
+        ],
+    )
+    if fix:
+        pack_papers(papers=[paper for paper, _ in unpacked])
+        finding.fixed = True
+
+
+def _check_stale_packs(
+    health: IndexHealth, packs: dict[store.PackGroup, int | None], papers: dict[int, Paper], *, fix: bool
+) -> None:
+    stale = []
+    for group in packs:
+        paper = papers.get(group.paper_id)
+        current = (
+            paper is not None
+            and group.paper_sha256 == paper.sha256
+            and group.index_version in {paper.index_version, _live_claim(paper)}
+            and group.tokenizer_version == TOKENIZER_VERSION
+        )
+        if not current:
+            stale.append(group)
+    if not stale:
+        return
+    finding = health.add(
+        "stale_packs",
+        f"{len(stale)} pack(s) that no current paper version reads.",
+        [
+            f"paper {g.paper_id}: version {g.index_version}, tokenizer version {g.tokenizer_version}"
+            for g in sorted(stale)
+        ],
+    )
+    if fix:
+        for group in stale:
+            store.delete_pack(group)
         finding.fixed = True
 
 

@@ -1,9 +1,15 @@
-"""The lexical leg of retrieval: BM25 over chunk text plus contextual blurb, with bm25s.
+"""The lexical leg of retrieval: BM25 over chunk text plus contextual blurb.
 
 BM25 is Robertson & Zaragoza's Okapi BM25 ("The Probabilistic Relevance Framework: BM25 and
-Beyond", 2009) as implemented by bm25s in its default `lucene` variant (k1 = 1.5, b = 0.75). Its
-statistics (IDF, average length) are computed over the chunks the index is built from, which
-`retrieval` makes the chunks of one project's ready papers.
+Beyond", 2009) in bm25s's default `lucene` variant (k1 = 1.5, b = 0.75), scored as bm25s scores it
+(see `LexicalIndex`). Its statistics (IDF, average length) are computed over the chunks the index
+is built from, which `retrieval` makes the chunks of one project's ready papers.
+
+An index is made from `LexicalStats`: each chunk's term counts and length, and the document
+frequencies of the terms. Statistics are additive, so a paper's statistics are computed once when it
+is indexed, stored with its chunks (`indexing.store.PaperPack`), and a project's index is the merge
+of its papers' statistics (`merge_statistics`): the same N, document frequencies and average length
+as an index tokenised from the project's chunk texts, hence the same scores, without tokenising.
 
 Text is normalised for search exactly as ingest normalises it for extraction and embedding, so a
 query and a chunk meet on the same form: NFKC (the ligature "ﬃ" reads "ffi", see
@@ -14,25 +20,32 @@ inside a word ("effi-\\ncient") still matches "efficient", and "fault tolerant" 
 "fault-tolerant".
 
 On Atlas, `$search` with a Lucene index could serve this leg natively; it is not wired up (no Atlas
-here to test it against), so the in-memory index is used there too, built from chunk texts read
-without their vectors.
+here to test it against), so the in-memory index is used there too, merged from the papers' stored
+statistics read without their vectors.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import bm25s
 import numpy as np
 from bm25s.stopwords import STOPWORDS_EN
 
 from indexing.chunking import dehyphenate
 from indexing.pdfparse import normalise_text
+
+# The version of `tokenize`: statistics stored under another version are not used (they are made
+# again from the chunk texts). Bump it with any change to what `tokenize` returns.
+TOKENIZER_VERSION = 1
+# BM25 parameters: bm25s's defaults, which the index used before it scored on its own.
+K1 = 1.5
+B = 0.75
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 # Units a number may carry, written with or without a space ("300 ms", "300ms"), folded to one
@@ -138,27 +151,169 @@ class LexicalMatch:
     coverage: float
 
 
+def document_terms(document: dict[str, Any]) -> list[str]:
+    """The BM25 terms of a chunk document (`{"text", "contextualBlurb", ...}`): its blurb and text."""
+    return tokenize(f"{document.get('contextualBlurb', '')}\n{document.get('text', '')}")
+
+
+@dataclass(frozen=True, eq=False)
+class LexicalStats:
+    """BM25 statistics of a run of chunks (one paper, a part of one, or a project), in row order.
+
+    `terms` is their vocabulary and `document_frequencies[t]` (int64) how many of the chunks hold
+    `terms[t]`. Row j holds the distinct terms `term_ids[offsets[j]:offsets[j + 1]]` (indexes into
+    `terms`, int32), `counts[...]` times each (int32, >= 1); `lengths[j]` (int32) is its number of
+    terms with repeats, BM25's document length. `offsets` is int64 with `size + 1` entries.
+    """
+
+    terms: tuple[str, ...]
+    document_frequencies: np.ndarray
+    lengths: np.ndarray
+    offsets: np.ndarray
+    term_ids: np.ndarray
+    counts: np.ndarray
+
+    @property
+    def size(self) -> int:
+        """The number of chunks (rows)."""
+        return len(self.lengths)
+
+    @classmethod
+    def of_terms(cls, rows: Sequence[Sequence[str]]) -> LexicalStats:
+        """The statistics of chunks whose terms (`tokenize`) are *rows*."""
+        vocabulary: defaultdict[str, int] = defaultdict(itertools.count().__next__)
+        ids: list[int] = []
+        counts: list[int] = []
+        offsets = [0]
+        for terms in rows:
+            frequencies = Counter(terms)
+            ids.extend(map(vocabulary.__getitem__, frequencies))
+            counts.extend(frequencies.values())
+            offsets.append(len(ids))
+        term_ids = np.array(ids, dtype=np.int32)
+        return cls(
+            terms=tuple(vocabulary),
+            document_frequencies=np.bincount(term_ids, minlength=len(vocabulary)).astype(np.int64),
+            lengths=np.array([len(terms) for terms in rows], dtype=np.int32),
+            offsets=np.array(offsets, dtype=np.int64),
+            term_ids=term_ids,
+            counts=np.array(counts, dtype=np.int32),
+        )
+
+    @classmethod
+    def of_documents(cls, documents: Sequence[dict[str, Any]]) -> LexicalStats:
+        """The statistics of chunk documents (`document_terms`), tokenising each."""
+        return cls.of_terms([document_terms(document) for document in documents])
+
+    def rows(self, start: int, stop: int) -> LexicalStats:
+        """The statistics of rows [*start*, *stop*) alone, with their own vocabulary (the terms they
+        hold, in this vocabulary's order) and document frequencies."""
+        low, high = int(self.offsets[start]), int(self.offsets[stop])
+        used, term_ids = np.unique(self.term_ids[low:high], return_inverse=True)
+        return LexicalStats(
+            terms=tuple(self.terms[t] for t in used.tolist()),
+            document_frequencies=np.bincount(term_ids, minlength=len(used)).astype(np.int64),
+            lengths=self.lengths[start:stop].copy(),
+            offsets=self.offsets[start : stop + 1] - low,
+            term_ids=term_ids.astype(np.int32),
+            counts=self.counts[low:high].copy(),
+        )
+
+
+def merge_statistics(parts: Sequence[LexicalStats]) -> LexicalStats:
+    """The statistics of the rows of all *parts*, in order (part 0's rows first).
+
+    Document frequencies, row count and total length add up, so the result equals
+    `LexicalStats.of_terms` over all the rows, up to the order of its vocabulary.
+    """
+    if len(parts) == 1:
+        return parts[0]
+    if not parts:
+        return LexicalStats.of_terms([])
+    vocabulary: defaultdict[str, int] = defaultdict(itertools.count().__next__)
+    maps = [
+        np.fromiter(map(vocabulary.__getitem__, part.terms), dtype=np.int32, count=len(part.terms)) for part in parts
+    ]
+    document_frequencies = np.zeros(len(vocabulary), dtype=np.int64)
+    for mapping, part in zip(maps, parts, strict=True):
+        document_frequencies[mapping] += part.document_frequencies  # a part names each term once
+    ends = np.cumsum([int(part.offsets[-1]) for part in parts])
+    starts = np.concatenate([[0], ends[:-1]])
+    return LexicalStats(
+        terms=tuple(vocabulary),
+        document_frequencies=document_frequencies,
+        lengths=np.concatenate([part.lengths for part in parts]),
+        offsets=np.concatenate([[0], *(part.offsets[1:] + start for part, start in zip(parts, starts, strict=True))]),
+        term_ids=np.concatenate([mapping[part.term_ids] for mapping, part in zip(maps, parts, strict=True)]),
+        counts=np.concatenate([part.counts for part in parts]),
+    )
+
+
 class LexicalIndex:
-    """A BM25 index over a fixed list of chunk documents (`{"text", "contextualBlurb", ...}`)."""
+    """A BM25 index over a fixed list of chunks: built from their documents
+    (`{"text", "contextualBlurb", ...}`, tokenised here) or from their statistics
+    (`from_statistics`, nothing tokenised).
+
+    Scores are bm25s's `lucene` variant (bm25s 0.3.16, `bm25s/scoring.py`, after Kamphuis et al.,
+    "Which BM25 Do You Mean? A Large-Scale Reproducibility Study of Scoring Variants", ECIR 2020),
+    computed as bm25s computes them, so they are the scores the index had when bm25s built it:
+    term t in chunk d weighs float32(idf(t) * tf / (tf + k1 * (1 - b + b * |d| / avgdl))), with
+    idf(t) = float32(log(1 + (N - df + 0.5) / (df + 0.5))) (Lucene's IDF), k1 = 1.5, b = 0.75, avgdl
+    the mean chunk length; a query's score is the float32 sum of its distinct terms' weights. (The
+    factor k1 + 1 of Robertson & Zaragoza's formula is left out, as in bm25s: it scales every score
+    alike.)
+    """
 
     def __init__(self, documents: Sequence[dict[str, Any]]) -> None:
-        corpus = [tokenize(f"{doc.get('contextualBlurb', '')}\n{doc.get('text', '')}") for doc in documents]
-        self.size = len(corpus)
-        self._bm25 = bm25s.BM25()
-        # bm25s refuses an empty vocabulary; an index of no terms matches nothing.
-        self._empty = not any(corpus)
-        if not self._empty:
-            self._bm25.index(corpus, show_progress=False)
-        document_frequency: Counter[str] = Counter()
-        for tokens in corpus:
-            document_frequency.update(set(tokens))
-        self._document_frequency = document_frequency
+        self._index(LexicalStats.of_documents(documents))
+
+    @classmethod
+    def from_statistics(cls, statistics: LexicalStats) -> LexicalIndex:
+        """The index of the chunks *statistics* describe (row i is their row i)."""
+        index = cls.__new__(cls)
+        index._index(statistics)
+        return index
+
+    def _index(self, statistics: LexicalStats) -> None:
+        self.size = statistics.size
+        self._vocabulary = {term: t for t, term in enumerate(statistics.terms)}
+        self._document_frequency = statistics.document_frequencies
+        term_ids = statistics.term_ids
+        rows = np.repeat(np.arange(self.size, dtype=np.int32), np.diff(statistics.offsets))
+        # Postings per term (CSC): the rows holding term t are rows[offsets[t]:offsets[t + 1]].
+        self._offsets = np.zeros(len(self._vocabulary) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(term_ids, minlength=len(self._vocabulary)), out=self._offsets[1:])
+        order = np.argsort(term_ids, kind="stable")
+        self._rows = rows[order]
+        self._weights = self._bm25_weights(statistics, rows)[order]
+
+    def _bm25_weights(self, statistics: LexicalStats, rows: np.ndarray) -> np.ndarray:
+        """float32 weight of each (row, term) entry of *statistics*, in their order, with the same
+        floating-point steps as bm25s (`_build_idf_array`, `_score_tfc_lucene`): IDF as float32
+        from a double, the length term in double, the product rounded to float32."""
+        if not statistics.term_ids.size:  # no terms at all (and maybe no length to average)
+            return np.zeros(0, dtype=np.float32)
+        frequencies, inverse = np.unique(statistics.document_frequencies, return_inverse=True)
+        idf = np.array([_lucene_idf(int(df), self.size) for df in frequencies], dtype=np.float32)[inverse]
+        average_length = int(statistics.lengths.sum(dtype=np.int64)) / self.size
+        length_norm = K1 * ((1 - B) + (B * statistics.lengths.astype(np.float64)) / average_length)
+        tf = statistics.counts.astype(np.float64)
+        return (idf[statistics.term_ids].astype(np.float64) * (tf / (length_norm[rows] + tf))).astype(np.float32)
+
+    def _term_scores(self, term: str) -> np.ndarray:
+        """BM25 score of every row for the query *term* alone (float32; 0 where it is absent)."""
+        scores = np.zeros(self.size, dtype=np.float32)
+        t = self._vocabulary.get(term)
+        if t is not None:
+            start, stop = self._offsets[t], self._offsets[t + 1]
+            scores[self._rows[start:stop]] = self._weights[start:stop]
+        return scores
 
     def idf(self, term: str) -> float:
         """Lucene's BM25 IDF, log(1 + (N - df + 0.5) / (df + 0.5)); a term absent from the index
         gets the largest value (df = 0): it is the most informative part of the query."""
-        df = self._document_frequency.get(term, 0)
-        return math.log(1 + (self.size - df + 0.5) / (df + 0.5))
+        t = self._vocabulary.get(term)
+        return _lucene_idf(0 if t is None else int(self._document_frequency[t]), self.size)
 
     def search(self, query: str, *, limit: int, allowed: np.ndarray | None = None) -> list[LexicalMatch]:
         """The best *limit* chunks for *query* by BM25, best first (ties: lower row first).
@@ -172,9 +327,9 @@ class LexicalIndex:
         two coverages is kept): "What fanout do the authors use?" is covered by "fanout" alone.
         """
         terms = list(dict.fromkeys(tokenize(query)))
-        if not terms or self._empty or limit <= 0:
+        if not terms or not self._weights.size or limit <= 0:
             return []
-        per_term = np.vstack([self._bm25.get_scores([term]) for term in terms])
+        per_term = np.vstack([self._term_scores(term) for term in terms])
         scores = per_term.sum(axis=0)
         if allowed is not None:
             scores = np.where(allowed, scores, 0.0)
@@ -196,3 +351,9 @@ class LexicalIndex:
             LexicalMatch(row=int(row), bm25=float(scores[row]), coverage=float(cov))
             for row, cov in zip(candidates, coverage, strict=True)
         ]
+
+
+def _lucene_idf(document_frequency: int, size: int) -> float:
+    """Lucene's BM25 IDF of a term held by *document_frequency* of *size* chunks (bm25s's
+    `_score_idf_lucene`, in double precision)."""
+    return math.log(1 + (size - document_frequency + 0.5) / (document_frequency + 0.5))

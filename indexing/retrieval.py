@@ -33,7 +33,8 @@ leaves every chunk far below the coverage bar, while a question naming a rare ex
 method, a dataset, a number) that the embedding misses still qualifies through it.
 
 The ranking, fusion, diversity and numbering steps are pure functions over dataclasses;
-`retrieve_passages` is the thin shell that reads the chunk index.
+`retrieve_passages` is the thin shell that reads the chunk index (the papers' packs, which
+`indexing.services.read_project_chunks` makes from their chunks where they are missing).
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ from django.urls import reverse
 
 from indexing import store
 from indexing.embeddings import configured_model_name, embed_query
-from indexing.lexical import LexicalIndex
+from indexing.lexical import LexicalIndex, merge_statistics
+from indexing.services import read_project_chunks
 from papers.models import Paper
 
 logger = logging.getLogger(__name__)
@@ -379,13 +381,15 @@ class ProjectIndex:
 
     `chunks[i]` is chunk metadata (no vector); `embeddings[i]` its unit vector (an empty (n, 0)
     matrix when read without vectors, as for the lexical leg on Atlas); `paper_ids[i]` its paper.
-    The BM25 index over the same rows is built on first use, once.
+    The BM25 index over the same rows is built on first use, once: merged from the papers' stored
+    statistics when the matrix carries them (read from packs), else tokenised from the chunk texts.
     """
 
     def __init__(self, matrix: store.ChunkMatrix) -> None:
         self.chunks = matrix.chunks
         self.embeddings = matrix.embeddings
         self.paper_ids = np.array([chunk["paperId"] for chunk in self.chunks], dtype=np.int64)
+        self._statistics = matrix.lexical
         self._lexical: LexicalIndex | None = None
         self._lock = threading.Lock()
 
@@ -393,7 +397,11 @@ class ProjectIndex:
     def lexical(self) -> LexicalIndex:
         with self._lock:
             if self._lexical is None:
-                self._lexical = LexicalIndex(self.chunks)
+                if self._statistics:
+                    self._lexical = LexicalIndex.from_statistics(merge_statistics(self._statistics))
+                    self._statistics = ()  # merged: the per-paper copies are not needed again
+                else:
+                    self._lexical = LexicalIndex(self.chunks)
             return self._lexical
 
     def allowed_rows(self, paper_ids: set[int]) -> np.ndarray:
@@ -409,11 +417,11 @@ class _IndexCache:
     """Per-process LRU of `ProjectIndex`es keyed by embedding model and (paper, index version)
     pairs, and whether vectors were read.
 
-    Reading 10k vectors out of Mongo costs ~100x an exact scan of them, and building BM25 over 50k
-    chunks takes seconds, so a project's index is read and built once and reused until one of its
-    papers is added, removed or changes version (which changes the key, so a stale index is never
-    used: the next question builds a fresh one with fresh IDF). Each worker process holds its own
-    copy; nothing is rebuilt per question.
+    A project's index is read from its papers' packs (one document per paper: chunk texts,
+    vectors, BM25 statistics; `services.read_project_chunks`) and its BM25 merged from their
+    statistics, once, and reused until one of its papers is added, removed or changes version
+    (which changes the key, so a stale index is never used: the next question builds a fresh one
+    with fresh IDF). Each worker process holds its own copy; nothing is rebuilt per question.
     """
 
     def __init__(self, max_entries: int = 16) -> None:
@@ -430,7 +438,7 @@ class _IndexCache:
                 self._entries.move_to_end(key)
                 return self._entries[key]
         index = ProjectIndex(
-            store.load_chunks(versions, embedding_model=embedding_model, with_embeddings=with_embeddings)
+            read_project_chunks(versions=versions, embedding_model=embedding_model, with_embeddings=with_embeddings)
         )
         with self._lock:
             self._entries[key] = index

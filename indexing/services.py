@@ -1,7 +1,11 @@
-"""Indexing workflow: PDF -> pages (and figure crops) -> chunks -> blurbs -> embeddings -> `paperchunks`.
+"""Indexing workflow: PDF -> pages (and figure crops) -> chunks -> blurbs -> embeddings -> `paperchunks`,
+and the paper's pack (`store.PaperPack`: its chunks, vectors and BM25 statistics in one document) in
+`paperpacks`.
 
 Also the operator workflows on the chunk index: choosing the papers a backfill must index
-(`papers_needing_index`). Consistency checks and repairs live in `indexing.health`.
+(`papers_needing_index`) or pack (`papers_needing_pack`), and reading a project's chunks from packs,
+making the packs that are missing (`read_project_chunks`). Consistency checks and repairs live in
+`indexing.health`.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotagent.errors import AnnotagentError
-from indexing import store
+from indexing import lexical, store
 from indexing.blurbs import make_blurbs
 from indexing.chunking import chunk_pages, dehyphenate
 from indexing.embeddings import EmbeddingError, configured_model_name, get_embedder
@@ -380,6 +384,8 @@ def _build(claim: IndexClaim, progress: ProgressCallback | None) -> Paper:
             report(IndexProgress(paper.pk, "embedding", pages=pages, chunks=len(chunks), done_chunks=len(records)))
         report(IndexProgress(paper.pk, "writing", pages=pages, chunks=len(chunks), done_chunks=len(records)))
         store.write_chunks(records)
+        if records:
+            store.write_pack(store.PaperPack.of_records(records))
         report(IndexProgress(paper.pk, "swapping", pages=pages, chunks=len(chunks), done_chunks=len(records)))
         with transaction.atomic():
             swapped = Paper.objects.filter(pk=paper.pk, index_claim=claim.version).update(
@@ -611,3 +617,75 @@ def select_papers(*, paper_ids: Iterable[int] = (), project_id: int | None = Non
     if project_id is not None:
         query |= Q(project_links__project_id=project_id)
     return papers.filter(query).distinct()
+
+
+# --- packs -----------------------------------------------------------------------------------------
+
+
+def make_packs(*, versions: dict[int, store.PaperVersion], embedding_model: str) -> list[store.PaperPack]:
+    """The packs of the papers in *versions* (paper id -> index version and content hash) made from
+    their stored chunks of *embedding_model*, in paper id order; a paper without such chunks gets
+    none. Nothing is stored. Raises ChunkStoreError."""
+    matrix = store.load_chunks(versions, embedding_model=embedding_model)
+    packs = []
+    start = 0
+    for stop in range(1, len(matrix.chunks) + 1):  # rows come ordered by paper, then chunk index
+        if stop == len(matrix.chunks) or matrix.chunks[stop]["paperId"] != matrix.chunks[start]["paperId"]:
+            packs.append(store.PaperPack.of_chunks(matrix.chunks[start:stop], matrix.embeddings[start:stop]))
+            start = stop
+    return packs
+
+
+def read_project_chunks(
+    *, versions: dict[int, store.PaperVersion], embedding_model: str, with_embeddings: bool = True
+) -> store.ChunkMatrix:
+    """The current chunks of the papers in *versions* as one matrix, rows ordered by (paper id,
+    chunk index) as `store.load_chunks` orders them, with their BM25 statistics (`ChunkMatrix`).
+
+    Read from the papers' packs. A paper without one (indexed before packs were written, or packed
+    by another tokenizer version) has its pack made from its chunks and stored, so the next process
+    reads it; a pack that cannot be stored is logged and made again next time. Raises
+    ChunkStoreError when the chunk index cannot be read.
+    """
+    packs = store.load_packs(versions, embedding_model=embedding_model, with_embeddings=with_embeddings)
+    missing = {paper_id: version for paper_id, version in versions.items() if paper_id not in packs}
+    if missing:
+        made = make_packs(versions=missing, embedding_model=embedding_model)
+        logger.info("Made the packs of %s paper(s) from their chunks", len(made))
+        for pack in made:
+            packs[pack.paper_id] = pack
+            try:
+                store.write_pack(pack)
+            except store.ChunkStoreError:
+                logger.warning("Could not store the pack of paper %s", pack.paper_id, exc_info=True)
+    return store.join_packs([packs[paper_id] for paper_id in sorted(packs)], with_embeddings=with_embeddings)
+
+
+def papers_needing_pack(papers: Iterable[Paper]) -> list[Paper]:
+    """The searchable papers among *papers* whose current pack (their version, model and file, this
+    tokenizer version) is missing, incomplete or holds another number of chunks than
+    `Paper.chunk_count`. Raises ChunkStoreError."""
+    searchable = [paper for paper in papers if is_searchable(paper)]
+    rows = store.pack_rows_by_paper([paper.pk for paper in searchable])
+    return [paper for paper in searchable if rows.get(_pack_group(paper)) != paper.chunk_count]
+
+
+def _pack_group(paper: Paper) -> store.PackGroup:
+    return store.PackGroup(
+        paper.pk, paper.index_version, paper.embedding_model, paper.sha256, lexical.TOKENIZER_VERSION
+    )
+
+
+def pack_papers(*, papers: Iterable[Paper]) -> list[int]:
+    """Make and store the current packs of the searchable ones of *papers* from their chunks,
+    replacing any stored. Returns the ids of the papers packed (those with chunks). Raises
+    ChunkStoreError."""
+    packed = []
+    for paper in papers:  # one at a time: a paper's rows and vectors are held only until stored
+        if not is_searchable(paper):
+            continue
+        version = {paper.pk: store.PaperVersion(paper.index_version, paper.sha256)}
+        for pack in make_packs(versions=version, embedding_model=paper.embedding_model):
+            store.write_pack(pack)
+            packed.append(pack.paper_id)
+    return packed

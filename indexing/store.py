@@ -19,6 +19,15 @@ WiredTiger) as a separate process with its data under `EMBEDDED_MONGO_DIR`. Whic
 it first (web, worker, command) starts it; the others find it through `server.json` in that folder.
 Its store admits one process, so the server is shared, never started twice.
 
+The collection `paperpacks` holds each paper version's chunks once more, packed for a cold start:
+what a project index needs of the paper in one document (`PaperPack`: chunk texts and pages, the
+vectors as one float32 matrix, the BM25 statistics of `indexing.lexical`), since reading one
+document per paper costs a small part of reading one per chunk. A pack is keyed by paper id, index
+version and `tokenizerVersion`, carries the content hash and model as chunks do, and goes whenever
+the chunks of its version go (every `delete_chunks*` here deletes the matching packs too). A pack
+larger than `PACK_PART_BYTES` is stored as parts of consecutive chunks (`part` of `parts`), each
+with its own statistics; a pack is read only when every part is there.
+
 The collection `sentenceembeddings` caches sentence embeddings (the extractive answer's candidate
 sentences) across processes: `{_id: "<embedding model>:<SHA-256 of the text>", embeddingModel,
 embedding}`, `embedding` the vector's float32 little-endian bytes (1,536 bytes for a 384-d vector).
@@ -42,18 +51,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import bson
 import numpy as np
 from bson.binary import Binary, BinaryVectorDtype
 from django.conf import settings
-from pymongo import ASCENDING, MongoClient
+from pymongo import ASCENDING, DeleteMany, MongoClient, ReplaceOne
 from pymongo.collection import Collection
 from pymongo.errors import BulkWriteError, ConnectionFailure, DuplicateKeyError, PyMongoError
 
 from annotagent.errors import ServiceUnavailableError
+from indexing.lexical import TOKENIZER_VERSION, LexicalStats, merge_statistics
 
 logger = logging.getLogger(__name__)
 
 COLLECTION = "paperchunks"
+PACK_COLLECTION = "paperpacks"
+# A pack document stays under this size (MongoDB refuses documents over 16 MiB); a larger pack is
+# stored in parts.
+PACK_PART_BYTES = 8 * 2**20
 SENTENCE_COLLECTION = "sentenceembeddings"
 # MongoDB's duplicate key error: a sentence another process stored first.
 _DUPLICATE_KEY = 11000
@@ -92,7 +107,8 @@ class ChunkRecord:
     embedding_model: str
     index_version: str
 
-    def to_document(self) -> dict[str, Any]:
+    def metadata(self) -> dict[str, Any]:
+        """The stored document without its vector: a chunk as `load_chunks` returns it."""
         return {
             "paperId": self.paper_id,
             "paperSha256": self.paper_sha256,
@@ -100,9 +116,14 @@ class ChunkRecord:
             "pageNumber": self.page_number,
             "text": self.text,
             "contextualBlurb": self.contextual_blurb,
-            "embedding": Binary.from_vector(self.embedding.astype(np.float32).tolist(), BinaryVectorDtype.FLOAT32),
             "embeddingModel": self.embedding_model,
             "indexVersion": self.index_version,
+        }
+
+    def to_document(self) -> dict[str, Any]:
+        return {
+            **self.metadata(),
+            "embedding": Binary.from_vector(self.embedding.astype(np.float32).tolist(), BinaryVectorDtype.FLOAT32),
         }
 
 
@@ -111,10 +132,97 @@ class ChunkMatrix:
     """The chunks of some papers, embeddings stacked for an exact scan.
 
     `embeddings` has shape (n, d), float32; row i belongs to `chunks[i]` (metadata without vectors).
+    `lexical` holds the BM25 statistics of the rows when they were read from packs, one per paper
+    in row order (their row counts add up to n); empty when the rows were read from chunks, whose
+    texts must then be tokenised.
     """
 
     chunks: list[dict[str, Any]]
     embeddings: np.ndarray
+    lexical: tuple[LexicalStats, ...] = ()
+
+
+@dataclass(frozen=True, eq=False)
+class PaperPack:
+    """One paper version's chunks packed for a project index: row i is the chunk `chunk_indexes[i]`
+    (ascending), on page `page_numbers[i]`, with `texts[i]` and `blurbs[i]`, its vector
+    `embeddings[i]` ((n, d) float32; (n, 0) when read without vectors) and its row of `lexical`,
+    the BM25 statistics of `tokenizer_version`."""
+
+    paper_id: int
+    paper_sha256: str
+    index_version: str
+    embedding_model: str
+    chunk_indexes: np.ndarray
+    page_numbers: np.ndarray
+    texts: tuple[str, ...]
+    blurbs: tuple[str, ...]
+    embeddings: np.ndarray
+    lexical: LexicalStats
+    tokenizer_version: int = TOKENIZER_VERSION
+
+    @property
+    def size(self) -> int:
+        return len(self.texts)
+
+    @classmethod
+    def of_chunks(cls, chunks: Sequence[dict[str, Any]], embeddings: np.ndarray) -> PaperPack:
+        """The pack of one paper version's *chunks* (documents as `load_chunks` returns them, at
+        least one, ordered by chunk index) and their vectors *embeddings* (row i is `chunks[i]`'s);
+        tokenises the texts."""
+        return cls(
+            **_paper_version(chunks[0]),
+            chunk_indexes=np.array([chunk["chunkIndex"] for chunk in chunks], dtype=np.int32),
+            page_numbers=np.array([chunk["pageNumber"] for chunk in chunks], dtype=np.int32),
+            texts=tuple(chunk["text"] for chunk in chunks),
+            blurbs=tuple(chunk.get("contextualBlurb", "") for chunk in chunks),
+            embeddings=np.asarray(embeddings, dtype=np.float32).reshape(len(chunks), -1),
+            lexical=LexicalStats.of_documents(chunks),
+        )
+
+    @classmethod
+    def of_records(cls, records: Sequence[ChunkRecord]) -> PaperPack:
+        """The pack of *records* (one paper version's, at least one, ordered by chunk index)."""
+        return cls.of_chunks([record.metadata() for record in records], np.vstack([r.embedding for r in records]))
+
+    def chunk_documents(self) -> list[dict[str, Any]]:
+        """Its chunks as `load_chunks` returns them (without vectors)."""
+        return [
+            {
+                "paperId": self.paper_id,
+                "paperSha256": self.paper_sha256,
+                "chunkIndex": chunk_index,
+                "pageNumber": page_number,
+                "text": text,
+                "contextualBlurb": blurb,
+                "embeddingModel": self.embedding_model,
+                "indexVersion": self.index_version,
+            }
+            for chunk_index, page_number, text, blurb in zip(
+                self.chunk_indexes.tolist(), self.page_numbers.tolist(), self.texts, self.blurbs, strict=True
+            )
+        ]
+
+
+def _paper_version(document: dict[str, Any]) -> dict[str, Any]:
+    """The `PaperPack` fields naming the paper version a stored chunk or pack *document* is of."""
+    return {
+        "paper_id": document["paperId"],
+        "paper_sha256": document["paperSha256"],
+        "index_version": document["indexVersion"],
+        "embedding_model": document["embeddingModel"],
+    }
+
+
+def join_packs(packs: Sequence[PaperPack], *, with_embeddings: bool = True) -> ChunkMatrix:
+    """The rows of *packs* in order, as one matrix with their statistics (see `ChunkMatrix`);
+    without *with_embeddings* (or without rows) the matrix is (n, 0)."""
+    chunks = [chunk for pack in packs for chunk in pack.chunk_documents()]
+    if with_embeddings and chunks:
+        embeddings = np.vstack([pack.embeddings for pack in packs if pack.size])
+    else:
+        embeddings = np.zeros((len(chunks), 0), dtype=np.float32)
+    return ChunkMatrix(chunks=chunks, embeddings=embeddings, lexical=tuple(pack.lexical for pack in packs))
 
 
 # --- connection -----------------------------------------------------------------------------------
@@ -340,35 +448,47 @@ def ping() -> None:
 # --- operations -----------------------------------------------------------------------------------
 
 
-# name -> (keys, options) of every index the collection needs.
-REQUIRED_INDEXES: dict[str, tuple[list[tuple[str, int]], dict[str, Any]]] = {
-    "paperId": ([("paperId", ASCENDING)], {}),
+# name -> (collection, keys, options) of every index the chunk index needs.
+REQUIRED_INDEXES: dict[str, tuple[str, list[tuple[str, int]], dict[str, Any]]] = {
+    "paperId": (COLLECTION, [("paperId", ASCENDING)], {}),
     "paper_version_chunk": (
+        COLLECTION,
         [("paperId", ASCENDING), ("indexVersion", ASCENDING), ("chunkIndex", ASCENDING)],
         {"unique": True},
     ),
-    "embeddingModel": ([("embeddingModel", ASCENDING)], {}),
+    "embeddingModel": (COLLECTION, [("embeddingModel", ASCENDING)], {}),
+    "pack_paper_version_part": (
+        PACK_COLLECTION,
+        [("paperId", ASCENDING), ("indexVersion", ASCENDING), ("tokenizerVersion", ASCENDING), ("part", ASCENDING)],
+        {"unique": True},
+    ),
 }
 
 
 def ensure_indexes() -> list[str]:
-    """Create the collection's indexes (idempotent). Returns their names."""
+    """Create the chunk index's indexes (idempotent). Returns their names."""
     try:
-        collection = get_collection()
+        database = get_collection().database
         return [
-            collection.create_index(keys, name=name, **options) for name, (keys, options) in REQUIRED_INDEXES.items()
+            database[collection].create_index(keys, name=name, **options)
+            for name, (collection, keys, options) in REQUIRED_INDEXES.items()
         ]
     except PyMongoError as exc:
         raise _error("Could not create the chunk index's indexes", exc) from exc
 
 
 def missing_indexes() -> list[str]:
-    """Names of `REQUIRED_INDEXES` the collection lacks (all of them when it does not exist yet)."""
+    """Names of `REQUIRED_INDEXES` the collections lack (all of them when they do not exist yet)."""
     try:
-        present = {index["name"] for index in get_collection().list_indexes()}
+        database = get_collection().database
+        present = {
+            (collection, index["name"])
+            for collection in {collection for collection, _, _ in REQUIRED_INDEXES.values()}
+            for index in database[collection].list_indexes()
+        }
     except PyMongoError as exc:
         raise _error("Could not list the chunk index's indexes", exc) from exc
-    return [name for name in REQUIRED_INDEXES if name not in present]
+    return [name for name, (collection, _, _) in REQUIRED_INDEXES.items() if (collection, name) not in present]
 
 
 def vector_index_definition(dimension: int) -> dict[str, Any]:
@@ -421,22 +541,28 @@ def create_vector_index(dimension: int) -> None:
         raise _error("Could not create the Atlas vector search index", exc) from exc
 
 
-def delete_chunks_not_of(paper_id: int, *, paper_sha256: str) -> int:
-    """Delete the chunks stored under *paper_id* that were not made from the file *paper_sha256*
-    (another database's paper of the same id). Returns how many went."""
+def _delete(query: dict[str, Any], action: str) -> int:
+    """Delete the chunks matching *query* and the packs matching it. Returns how many chunks went."""
     try:
-        return get_collection().delete_many({"paperId": paper_id, "paperSha256": {"$ne": paper_sha256}}).deleted_count
+        deleted = get_collection().delete_many(query).deleted_count
+        _packs().delete_many(query)
     except PyMongoError as exc:
-        raise _error(f"Could not delete chunks of paper {paper_id}", exc) from exc
+        raise _error(action, exc) from exc
+    return int(deleted)
+
+
+def delete_chunks_not_of(paper_id: int, *, paper_sha256: str) -> int:
+    """Delete the chunks (and packs) stored under *paper_id* that were not made from the file
+    *paper_sha256* (another database's paper of the same id). Returns how many chunks went."""
+    query = {"paperId": paper_id, "paperSha256": {"$ne": paper_sha256}}
+    return _delete(query, f"Could not delete chunks of paper {paper_id}")
 
 
 def delete_chunks_of_other_models(paper_id: int, *, embedding_model: str) -> int:
-    """Delete a paper's chunks made by any model but *embedding_model*. Returns how many went."""
-    try:
-        query = {"paperId": paper_id, "embeddingModel": {"$ne": embedding_model}}
-        return get_collection().delete_many(query).deleted_count
-    except PyMongoError as exc:
-        raise _error(f"Could not delete chunks of paper {paper_id}", exc) from exc
+    """Delete a paper's chunks (and packs) made by any model but *embedding_model*. Returns how
+    many chunks went."""
+    query = {"paperId": paper_id, "embeddingModel": {"$ne": embedding_model}}
+    return _delete(query, f"Could not delete chunks of paper {paper_id}")
 
 
 def write_chunks(records: Sequence[ChunkRecord]) -> int:
@@ -451,15 +577,13 @@ def write_chunks(records: Sequence[ChunkRecord]) -> int:
 
 
 def delete_chunks(paper_id: int, *, keep_versions: Iterable[str] = ()) -> int:
-    """Delete a paper's chunks, all of them or all but those of *keep_versions*. Returns how many went."""
+    """Delete a paper's chunks (and packs), all of them or all but those of *keep_versions*.
+    Returns how many chunks went."""
     query: dict[str, Any] = {"paperId": paper_id}
     keep = [version for version in keep_versions if version]
     if keep:
         query["indexVersion"] = {"$nin": keep}
-    try:
-        return get_collection().delete_many(query).deleted_count
-    except PyMongoError as exc:
-        raise _error(f"Could not delete chunks of paper {paper_id}", exc) from exc
+    return _delete(query, f"Could not delete chunks of paper {paper_id}")
 
 
 def count_chunks(paper_id: int, *, index_version: str | None = None, embedding_model: str | None = None) -> int:
@@ -474,14 +598,32 @@ def count_chunks(paper_id: int, *, index_version: str | None = None, embedding_m
         raise _error("Could not count chunks", exc) from exc
 
 
-def _version_filter(versions: dict[int, PaperVersion], embedding_model: str) -> dict[str, Any]:
-    return {
-        "$or": [
-            {"paperId": paper_id, "indexVersion": version, "paperSha256": sha256}
-            for paper_id, (version, sha256) in versions.items()
-        ],
-        "embeddingModel": embedding_model,
-    }
+# Papers per query when reading chunks or packs by paper. The embedded server cannot use an index
+# for an `$or` of (paper, version, hash) clauses, so it scanned every chunk (6 s for one paper among
+# 60k chunks); it does for `paperId: {$in: ...}`, but checks each document against the whole list,
+# so a query for a thousand papers costs far more than ten for a hundred each.
+PAPERS_PER_QUERY = 100
+
+
+def _current_documents(
+    collection: Collection,
+    versions: dict[int, PaperVersion],
+    query: dict[str, Any],
+    projection: dict[str, int],
+) -> list[dict[str, Any]]:
+    """The documents of *collection* matching *query* that belong to a paper in *versions* at the
+    version and content hash it names (`is_current`), read by paper id in batches."""
+    ids = sorted(versions)
+    documents: list[dict[str, Any]] = []
+    for start in range(0, len(ids), PAPERS_PER_QUERY):
+        batch = ids[start : start + PAPERS_PER_QUERY]
+        batch_query = {
+            "paperId": {"$in": batch},
+            "indexVersion": {"$in": sorted({versions[paper_id].version for paper_id in batch})},
+            **query,
+        }
+        documents.extend(doc for doc in collection.find(batch_query, projection) if is_current(doc, versions))
+    return documents
 
 
 def is_current(chunk: dict[str, Any], versions: dict[int, PaperVersion]) -> bool:
@@ -508,8 +650,8 @@ def load_chunks(
         return ChunkMatrix(chunks=[], embeddings=np.zeros((0, 0), dtype=np.float32))
     projection: dict[str, int] = {"_id": 0} if with_embeddings else {"_id": 0, "embedding": 0}
     try:
-        cursor = get_collection().find(_version_filter(versions, embedding_model), projection)
-        documents = sorted(cursor, key=lambda d: (d["paperId"], d["chunkIndex"]))
+        found = _current_documents(get_collection(), versions, {"embeddingModel": embedding_model}, projection)
+        documents = sorted(found, key=lambda d: (d["paperId"], d["chunkIndex"]))
     except PyMongoError as exc:
         raise _error("Could not read chunks", exc) from exc
     if not with_embeddings:
@@ -587,11 +729,198 @@ def chunk_counts_by_paper(paper_ids: Iterable[int] | None = None) -> dict[ChunkG
 
 
 def delete_chunks_of_version(paper_id: int, index_version: str) -> int:
-    """Delete one index version of a paper's chunks (a failed or repeated build). Returns the count."""
+    """Delete one index version of a paper's chunks (and its packs): a failed or repeated build.
+    Returns the count of chunks."""
+    query = {"paperId": paper_id, "indexVersion": index_version}
+    return _delete(query, f"Could not delete chunks of paper {paper_id}")
+
+
+# --- packs ------------------------------------------------------------------------------------------
+
+
+def _packs() -> Collection:
+    """The `paperpacks` collection (bound like `get_collection`)."""
+    return get_collection().database[PACK_COLLECTION]
+
+
+def _binary(array: np.ndarray, dtype: str) -> Binary:
+    return Binary(np.ascontiguousarray(array, dtype=dtype).tobytes())
+
+
+def _pack_part(pack: PaperPack, start: int, stop: int) -> dict[str, Any]:
+    """The document of rows [*start*, *stop*) of *pack* (`part` and `parts` left for the caller):
+    arrays as little-endian bytes, the vocabulary one term a line (terms hold no whitespace)."""
+    lexical = pack.lexical.rows(start, stop) if (start, stop) != (0, pack.size) else pack.lexical
+    embeddings = pack.embeddings[start:stop]
+    return {
+        "paperId": pack.paper_id,
+        "paperSha256": pack.paper_sha256,
+        "indexVersion": pack.index_version,
+        "embeddingModel": pack.embedding_model,
+        "tokenizerVersion": pack.tokenizer_version,
+        "part": 0,
+        "parts": 1,
+        "rows": stop - start,
+        "chunkIndexes": _binary(pack.chunk_indexes[start:stop], "<i4"),
+        "pageNumbers": _binary(pack.page_numbers[start:stop], "<i4"),
+        "texts": list(pack.texts[start:stop]),
+        "blurbs": list(pack.blurbs[start:stop]),
+        "dimension": embeddings.shape[1],
+        "vectors": _binary(embeddings, "<f4"),
+        "terms": "\n".join(lexical.terms),
+        "documentFrequencies": _binary(lexical.document_frequencies, "<i8"),
+        "lengths": _binary(lexical.lengths, "<i4"),
+        "offsets": _binary(lexical.offsets, "<i8"),
+        "termIds": _binary(lexical.term_ids, "<i4"),
+        "counts": _binary(lexical.counts, "<i4"),
+    }
+
+
+def _split(pack: PaperPack, start: int, stop: int) -> list[dict[str, Any]]:
+    """Documents of consecutive rows covering [*start*, *stop*), each under PACK_PART_BYTES (halving)."""
+    document = _pack_part(pack, start, stop)
+    if stop - start > 1 and len(bson.encode(document)) > PACK_PART_BYTES:
+        middle = (start + stop) // 2
+        return _split(pack, start, middle) + _split(pack, middle, stop)
+    return [document]
+
+
+def pack_documents(pack: PaperPack) -> list[dict[str, Any]]:
+    """The documents *pack* is stored as: one, or parts of consecutive rows under PACK_PART_BYTES."""
+    documents = _split(pack, 0, pack.size)
+    for part, document in enumerate(documents):
+        document.update(part=part, parts=len(documents))
+    return documents
+
+
+def write_pack(pack: PaperPack) -> None:
+    """Store *pack*, replacing a pack of the same paper, version and tokenizer version (written by
+    another process meanwhile, or split otherwise). Raises ChunkStoreError."""
+    documents = pack_documents(pack)
+    key = {"paperId": pack.paper_id, "indexVersion": pack.index_version, "tokenizerVersion": pack.tokenizer_version}
+    operations: list[Any] = [
+        ReplaceOne({**key, "part": document["part"]}, document, upsert=True) for document in documents
+    ]
+    operations.append(DeleteMany({**key, "part": {"$gte": len(documents)}}))
     try:
-        return get_collection().delete_many({"paperId": paper_id, "indexVersion": index_version}).deleted_count
+        _packs().bulk_write(operations, ordered=True)
+    except BulkWriteError as exc:
+        # Two processes upserting the same new part: one insert loses to the other's, same content.
+        if any(error.get("code") != _DUPLICATE_KEY for error in exc.details.get("writeErrors", [])):
+            raise _error(f"Could not store the pack of paper {pack.paper_id}", exc) from exc
     except PyMongoError as exc:
-        raise _error(f"Could not delete chunks of paper {paper_id}", exc) from exc
+        raise _error(f"Could not store the pack of paper {pack.paper_id}", exc) from exc
+
+
+def _array(document: dict[str, Any], field: str, dtype: str) -> np.ndarray:
+    return np.frombuffer(bytes(document[field]), dtype=dtype)
+
+
+def _joined(parts: list[dict[str, Any]], *, with_embeddings: bool) -> PaperPack:
+    """The pack stored as *parts* (all of them, in order)."""
+    statistics = [
+        LexicalStats(
+            terms=tuple(part["terms"].split("\n")) if part["terms"] else (),
+            document_frequencies=_array(part, "documentFrequencies", "<i8"),
+            lengths=_array(part, "lengths", "<i4"),
+            offsets=_array(part, "offsets", "<i8"),
+            term_ids=_array(part, "termIds", "<i4"),
+            counts=_array(part, "counts", "<i4"),
+        )
+        for part in parts
+    ]
+    rows = sum(part["rows"] for part in parts)
+    if with_embeddings:
+        embeddings = np.concatenate([_array(part, "vectors", "<f4") for part in parts]).reshape(rows, -1)
+    else:
+        embeddings = np.zeros((rows, 0), dtype=np.float32)
+    return PaperPack(
+        **_paper_version(parts[0]),
+        chunk_indexes=np.concatenate([_array(part, "chunkIndexes", "<i4") for part in parts]),
+        page_numbers=np.concatenate([_array(part, "pageNumbers", "<i4") for part in parts]),
+        texts=tuple(text for part in parts for text in part["texts"]),
+        blurbs=tuple(blurb for part in parts for blurb in part["blurbs"]),
+        embeddings=embeddings,
+        lexical=merge_statistics(statistics),
+        tokenizer_version=parts[0]["tokenizerVersion"],
+    )
+
+
+def load_packs(
+    versions: dict[int, PaperVersion], *, embedding_model: str, with_embeddings: bool = True
+) -> dict[int, PaperPack]:
+    """The stored packs of the papers in *versions* (paper id -> index version and content hash) of
+    *embedding_model* and the current tokenizer version: paper id -> pack, for those papers whose
+    pack is complete (every part there). Papers without one are left out. Raises ChunkStoreError."""
+    if not versions:
+        return {}
+    query = {"embeddingModel": embedding_model, "tokenizerVersion": TOKENIZER_VERSION}
+    projection = {"_id": 0} if with_embeddings else {"_id": 0, "vectors": 0}
+    try:
+        documents = _current_documents(_packs(), versions, query, projection)
+    except PyMongoError as exc:
+        raise _error("Could not read packs", exc) from exc
+    by_paper: dict[int, list[dict[str, Any]]] = {}
+    for document in documents:
+        by_paper.setdefault(document["paperId"], []).append(document)
+    packs = {}
+    for paper_id, parts in by_paper.items():
+        parts.sort(key=lambda part: part["part"])
+        if [part["part"] for part in parts] == list(range(parts[0]["parts"])):
+            packs[paper_id] = _joined(parts, with_embeddings=with_embeddings)
+    return packs
+
+
+class PackGroup(NamedTuple):
+    """The packs of one paper id, index version, embedding model, content hash and tokenizer version."""
+
+    paper_id: int
+    index_version: str
+    embedding_model: str
+    paper_sha256: str
+    tokenizer_version: int
+
+
+def pack_rows_by_paper(paper_ids: Iterable[int] | None = None) -> dict[PackGroup, int | None]:
+    """The rows of each stored pack, by `PackGroup`; None for a pack with parts missing. Raises
+    ChunkStoreError."""
+    query = {} if paper_ids is None else {"paperId": {"$in": list(paper_ids)}}
+    fields = ("paperId", "indexVersion", "embeddingModel", "paperSha256", "tokenizerVersion", "part", "parts", "rows")
+    try:
+        documents = list(_packs().find(query, {"_id": 0, **dict.fromkeys(fields, 1)}))
+    except PyMongoError as exc:
+        raise _error("Could not count packs", exc) from exc
+    parts: dict[PackGroup, list[dict[str, Any]]] = {}
+    for document in documents:
+        group = PackGroup(
+            document["paperId"],
+            str(document["indexVersion"]),
+            document["embeddingModel"],
+            document["paperSha256"],
+            document["tokenizerVersion"],
+        )
+        parts.setdefault(group, []).append(document)
+    return {
+        group: sum(d["rows"] for d in found)
+        if sorted(d["part"] for d in found) == list(range(found[0]["parts"]))
+        else None
+        for group, found in parts.items()
+    }
+
+
+def delete_pack(group: PackGroup) -> None:
+    """Delete the pack of *group* (a stale one; its chunks stay). Raises ChunkStoreError."""
+    query = {
+        "paperId": group.paper_id,
+        "indexVersion": group.index_version,
+        "embeddingModel": group.embedding_model,
+        "paperSha256": group.paper_sha256,
+        "tokenizerVersion": group.tokenizer_version,
+    }
+    try:
+        _packs().delete_many(query)
+    except PyMongoError as exc:
+        raise _error(f"Could not delete the pack of paper {group.paper_id}", exc) from exc
 
 
 # --- sentence embeddings ----------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""`manage.py backfill_chunks`: index the papers that lack a complete chunk set, resumably."""
+"""`manage.py backfill_chunks`: index the papers that lack a complete chunk set, resumably, and
+pack the indexed papers that lack a pack (made from their chunks, nothing embedded)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,14 @@ from tqdm import tqdm
 from annotagent.errors import AnnotagentError
 from indexing import store
 from indexing.embeddings import configured_model_name
-from indexing.services import IndexProgress, index_paper, papers_needing_index, select_papers
+from indexing.services import (
+    IndexProgress,
+    index_paper,
+    pack_papers,
+    papers_needing_index,
+    papers_needing_pack,
+    select_papers,
+)
 
 
 class Command(BaseCommand):
@@ -22,7 +30,9 @@ class Command(BaseCommand):
         "interrupted, indexed with another model, or (unless --missing-only) ready with chunks missing "
         "from the chunk index. Finished papers are skipped, so an interrupted run resumes where it "
         "stopped; so are papers that failed because of the file itself (encrypted, no text layer, "
-        "garbled), unless --retry-failed (after installing OCR, say). Exit code 1 if any paper failed."
+        "garbled), unless --retry-failed (after installing OCR, say). Indexed papers without a complete "
+        "pack (indexed before packs were stored, or packed by another tokenizer version) are packed from "
+        "their chunks first, with nothing embedded. Exit code 1 if any paper failed."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -69,6 +79,7 @@ class Command(BaseCommand):
         papers = select_papers(paper_ids=options["paper"], project_id=options["project"])
         try:
             to_index, done = papers_needing_index(papers, check_store=not options["missing_only"])
+            to_pack = papers_needing_pack(done)
         except store.ChunkStoreError as exc:
             raise CommandError(exc.message) from exc
         if not options["retry_failed"]:
@@ -80,10 +91,21 @@ class Command(BaseCommand):
                     "(--retry-failed to try again)"
                 )
         self.stdout.write(f"{len(to_index)} paper(s) to index for {model}, {len(done)} already done.")
+        if to_pack:
+            self.stdout.write(f"{len(to_pack)} indexed paper(s) to pack from their chunks.")
         if options["dry_run"]:
+            for paper in to_pack:
+                self.stdout.write(f"  would pack paper {paper.pk}: {paper.display_title}")
             for paper in to_index:
                 self.stdout.write(f"  would index paper {paper.pk}: {paper.display_title} [{paper.index_status}]")
             return
+        if to_pack:
+            # Cheap (no embedding) and what every cold process would otherwise redo: before indexing.
+            try:
+                packed = pack_papers(papers=to_pack)
+            except store.ChunkStoreError as exc:
+                raise CommandError(exc.message) from exc
+            self.stdout.write(f"Packed {len(packed)} paper(s).")
 
         failed: dict[int, str] = {}
         indexed = 0

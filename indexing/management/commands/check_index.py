@@ -13,8 +13,8 @@ class Command(BaseCommand):
         "Check the chunk index: Mongo reachable and bound to this database, required indexes (and the "
         "Atlas vector index), orphan chunks, chunks made from another file than their paper's, ready "
         "papers without chunks, chunks of another embedding model, superseded index versions, papers "
-        "left indexing with no live claim. --fix repairs what is safe. Exit code 1 when something is "
-        "(still) wrong."
+        "left indexing with no live claim, ready papers without a complete pack, stale packs. --fix repairs "
+        "what is safe. Exit code 1 when something is (still) wrong."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
