@@ -100,9 +100,19 @@ def profile(tmp_path_factory) -> Iterator[Profile]:
 @pytest.fixture(scope="module")
 def warm(profile) -> dict[str, Any]:
     """Two papers in alice's project "Profile", each queued twice (upload, then project), indexed by
-    the two workers at once. Both workers have loaded the embedding model afterwards."""
+    the two workers at once, every index task run. Both workers have loaded the embedding model
+    afterwards."""
     made = setup(profile, [("Raft one", PAGES * 6), ("Raft two", list(reversed(PAGES)) * 6)], project="Profile")
-    profile.wait("both papers ready", lambda: set(statuses(profile, made["papers"]).values()) == {"ready"})
+
+    def settled() -> bool:
+        # A paper is ready after its first task; its second may still wait for a worker's next poll.
+        (queued,) = profile.sql(
+            "SELECT count(*) FROM django_tasks_database_dbtaskresult "
+            "WHERE task_path = 'indexing.tasks.index_paper' AND status IN ('READY', 'RUNNING')"
+        )[0]
+        return queued == 0 and set(statuses(profile, made["papers"]).values()) == {"ready"}
+
+    profile.wait("both papers ready and every index task run", settled)
     return made
 
 
