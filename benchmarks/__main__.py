@@ -19,9 +19,10 @@
 Runs in `.data/bench` with its own embedded chunk index (stopped at the end); prints a report and
 writes `benchmarks/results/speed.md` and `.json`.
 
-`--load [--clients N --askers M --questions K]` runs the load benchmark instead (benchmarks/load.py),
-`--ocr [--pages N --engine rapidocr|tesseract]` the OCR benchmark (benchmarks/ocr.py),
-`--figures [--repeat N] [PDF ...]` what cropping figures adds to parsing (benchmarks/figures.py).
+`--load [--profile production] [--clients N --askers M --questions K]` runs the load benchmark
+instead (benchmarks/load.py), `--ocr [--pages N --engine rapidocr|tesseract]` the OCR benchmark
+(benchmarks/ocr.py), `--figures [--repeat N] [PDF ...]` what cropping figures adds to parsing
+(benchmarks/figures.py).
 """
 
 from __future__ import annotations

@@ -1,8 +1,17 @@
 """Load, concurrency and cold start: `python -m benchmarks.load` (`./run bench --load`).
 
-Starts the embedded default in a temporary folder (its own DATA_DIR, SQLite, the embedded chunk
-index, one `db_worker`, one Daphne), indexes the shipped sample paper (`sample_papers/s2orc.pdf`)
-into one project per user, warms the server with one question, then measures on
+Starts a profile in a temporary folder and indexes the shipped sample paper
+(`sample_papers/s2orc.pdf`) into one project per user:
+
+- `--profile embedded` (the default): its own DATA_DIR, SQLite, the embedded chunk index, one
+  `db_worker`, one Daphne;
+- `--profile production`: the production profile of tests/support/production.py (PostgreSQL, the
+  Redis channel layer, two Daphne processes, two `db_worker` processes, one MongoDB-wire chunk index
+  shared by all, DEBUG off), with a PostgreSQL database of its own on the server of `--postgres`
+  (created and dropped by the run) and the Redis database of `--redis` (flushed before and after).
+  Clients are split evenly across the two Daphne processes (in turn).
+
+Then it warms the server (one question on each Daphne process) and measures on
 `/ws/projects/<id>/chat/`:
 
 1. `--clients N` sockets (default 200) connecting at once, each asking one question;
@@ -16,14 +25,17 @@ handshake failed or timed out), errors (`error` events and sockets dropped mid-a
 answers (no `answer.done` within `ANSWER_TIMEOUT` seconds), seconds from sending the question to
 `answer.start` (sent once the references are found), to the first `answer.delta` and to
 `answer.done` (p50/p95/max), throughput (answers done per second of the scenario's wall time),
-Daphne's resident memory at the end and its peak (VmRSS, VmHWM from /proc), and event-loop lag: the
-round trip of a WebSocket ping on one idle socket every half second (Daphne answers pings in its
-reactor, so a late pong means a busy event loop). Then the cold `manage.py ask` time, twice (the
-second with the operating system's file cache warm), while the server still runs.
+each Daphne process's resident memory at the end and its peak (VmRSS, VmHWM from /proc), and
+event-loop lag: the round trip of a WebSocket ping on one idle socket per Daphne process every half
+second (Daphne answers pings in its reactor, so a late pong means a busy event loop; the probes'
+round trips are pooled). Then the cold `manage.py ask` time, twice (the second with the operating
+system's file cache warm), while the servers still run.
 
 The clients run in this process on the same machine as the server, so they take CPU from it; the
-machine's load average is recorded before and after. Writes `benchmarks/results/load.md` and
-`.json` (or `load-N-MxQ.md`/`.json`, not committed, when the sizes differ from the defaults).
+machine's load average is recorded before and after. Every process the run starts is stopped at the
+end, also on Ctrl-C, SIGTERM or an error. Writes `benchmarks/results/load.md` and `.json`
+(production: `load-production.md` and `.json`), or, not committed, `load-N-MxQ.md`/`.json`
+(`load-production-N-MxQ`) when the sizes differ from the defaults.
 """
 
 from __future__ import annotations
@@ -38,6 +50,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,7 +60,9 @@ import websockets
 
 from benchmarks.__main__ import percentile
 from benchmarks.environment import BASE_DIR, RESULTS_DIR
-from tests.support.live_server import LiveServer, live_server, stop
+from tests.support.live_server import live_server, manage, stop
+from tests.support.processes import processes_mentioning, wait_for_none
+from tests.support.production import production_profile, unreachable
 
 SAMPLE_PAPER = BASE_DIR / "sample_papers" / "s2orc.pdf"
 PROJECT = "load"
@@ -59,6 +75,15 @@ QUESTIONS = [
     "Which fields of study are covered?",
     "How was the full text extracted from PDFs?",
 ]
+DEFAULT_SIZES = (200, 50, 5)  # --clients, --askers, --questions: the committed results' sizes
+POSTGRES = "postgres://postgres@127.0.0.1:5432/postgres"
+REDIS = "redis://127.0.0.1:6379/14"
+PROFILES = {
+    "embedded": "Embedded default: SQLite, the embedded chunk index, one `db_worker`, one Daphne",
+    "production": "Production profile: PostgreSQL, the Redis channel layer, two Daphne processes (clients split "
+    "evenly), two `db_worker` processes, one MongoDB-wire chunk index shared by all (the embedded SecantusDB "
+    "server), DEBUG off",
+}
 # The server's limits, lifted so the benchmark measures capacity (see the module docstring).
 LIMITS = {
     "USER_QUESTIONS_PER_MINUTE": "0",
@@ -106,10 +131,26 @@ class Tally:
         self.errors[code] = self.errors.get(code, 0) + 1
 
 
-async def open_socket(server: LiveServer, user: dict[str, Any]) -> Any:
-    """A signed-in chat socket on *user*'s project, its history event read."""
-    headers = {"Origin": server.base_url, "Cookie": f"sessionid={user['session']}"}
-    url = server.ws_url(f"/ws/projects/{user['project']}/chat/")
+@dataclass
+class Servers:
+    """The system under load: the base URL and pid of each Daphne process, and the environment
+    `manage.py` commands run with against the same database and chunk index."""
+
+    urls: list[str]
+    pids: list[int]
+    env: dict[str, str]
+
+
+def servers_for(clients: int, urls: Sequence[str]) -> list[str]:
+    """The base URL each of *clients* clients talks to: *urls* in turn, so the servers' shares
+    differ by at most one (and a scenario of one client per server reaches every server)."""
+    return [urls[i % len(urls)] for i in range(clients)]
+
+
+async def open_socket(base_url: str, user: dict[str, Any]) -> Any:
+    """A signed-in chat socket on *user*'s project at the server *base_url*, its history event read."""
+    headers = {"Origin": base_url, "Cookie": f"sessionid={user['session']}"}
+    url = base_url.replace("http://", "ws://", 1) + f"/ws/projects/{user['project']}/chat/"
     ws = await asyncio.wait_for(
         websockets.connect(url, additional_headers=headers, open_timeout=None, ping_interval=None, max_size=None),
         CONNECT_TIMEOUT,
@@ -149,9 +190,9 @@ async def ask(ws: Any, question: str, tally: Tally) -> bool:
             return True
 
 
-async def client(server: LiveServer, user: dict[str, Any], questions: list[str], tally: Tally) -> None:
+async def client(base_url: str, user: dict[str, Any], questions: list[str], tally: Tally) -> None:
     try:
-        ws = await open_socket(server, user)
+        ws = await open_socket(base_url, user)
     except (OSError, TimeoutError, websockets.InvalidHandshake, websockets.ConnectionClosed):
         tally.refused += 1
         tally.unfinished += len(questions)
@@ -165,9 +206,9 @@ async def client(server: LiveServer, user: dict[str, Any], questions: list[str],
         await ws.close()
 
 
-async def lag_probe(server: LiveServer, user: dict[str, Any], lags: list[float], stopped: asyncio.Event) -> None:
+async def lag_probe(base_url: str, user: dict[str, Any], lags: list[float], stopped: asyncio.Event) -> None:
     """Round trips of a WebSocket ping on an idle socket, every half second until *stopped*."""
-    ws = await open_socket(server, user)
+    ws = await open_socket(base_url, user)
     try:
         while not stopped.is_set():
             started = time.monotonic()
@@ -213,24 +254,23 @@ def summary(values: list[float]) -> dict[str, float | None]:
     return {"p50": percentile(values, 0.5), "p95": percentile(values, 0.95), "max": max(values)}
 
 
-async def scenario(
-    server: LiveServer, pid: int, users: list[dict[str, Any]], clients: int, questions: int
-) -> dict[str, Any]:
-    """*clients* sockets at once (one user each), each asking *questions* questions in turn."""
+async def scenario(servers: Servers, users: list[dict[str, Any]], clients: int, questions: int) -> dict[str, Any]:
+    """*clients* sockets at once (one user each, split across *servers*), each asking *questions*
+    questions in turn; the last of *users* holds the idle lag-probe socket on each server."""
     tally = Tally()
     lags: list[float] = []
     stopped = asyncio.Event()
-    probe = asyncio.create_task(lag_probe(server, users[-1], lags, stopped))
+    probes = [asyncio.create_task(lag_probe(url, users[-1], lags, stopped)) for url in servers.urls]
     started = time.monotonic()
     await asyncio.gather(
         *(
-            client(server, users[i], [QUESTIONS[(i + q) % len(QUESTIONS)] for q in range(questions)], tally)
-            for i in range(clients)
+            client(url, users[i], [QUESTIONS[(i + q) % len(QUESTIONS)] for q in range(questions)], tally)
+            for i, url in enumerate(servers_for(clients, servers.urls))
         )
     )
     wall = time.monotonic() - started
     stopped.set()
-    await probe
+    await asyncio.gather(*probes)
     return {
         "clients": clients,
         "questions_each": questions,
@@ -245,16 +285,16 @@ async def scenario(
         "first_token_s": summary(tally.first_token),
         "answer_done_s": summary(tally.total),
         "event_loop_lag_s": summary(lags),
-        "daphne_memory_kb": memory_kb(pid),
+        "daphne_memory_kb": [memory_kb(pid) for pid in servers.pids],
     }
 
 
-def cold_ask(server: LiveServer, username: str) -> list[float]:
+def cold_ask(servers: Servers, username: str) -> list[float]:
     """Wall seconds of two `manage.py ask` runs, one after the other."""
     times = []
     for _ in range(2):
         started = time.perf_counter()
-        server.manage("ask", "--user", username, "--project", PROJECT, QUESTIONS[0])
+        manage(servers.env, "ask", "--user", username, "--project", PROJECT, QUESTIONS[0])
         times.append(time.perf_counter() - started)
     return times
 
@@ -263,43 +303,25 @@ def load_average() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
-def run(clients: int, askers: int, questions: int) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="annotagent-load-") as tmp, live_server(Path(tmp), **LIMITS) as server:
-        worker_log = Path(tmp) / "worker.log"
-        with worker_log.open("wb") as out:
-            worker = subprocess.Popen(
-                [sys.executable, "manage.py", "db_worker", "--no-reload"],
-                cwd=BASE_DIR,
-                env=server.env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
+@contextmanager
+def embedded(base: Path) -> Iterator[Servers]:
+    """The embedded default under *base*: one Daphne, one `db_worker`, the embedded chunk index
+    (all stopped on exit)."""
+    with live_server(base, **LIMITS) as server:
         try:
-            print("Indexing the sample paper, creating users…", file=sys.stderr, flush=True)
-            started = time.perf_counter()
-            code = SETUP.format(users=max(clients, askers) + 1, paper=str(SAMPLE_PAPER), project=PROJECT)
-            users = json.loads(server.shell(code))
-            setup_seconds = time.perf_counter() - started
-            pid = daphne_pid(int(server.base_url.rsplit(":", 1)[1]))
-            results: dict[str, Any] = {
-                "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
-                "load_average_before": load_average(),
-                "limits": LIMITS,
-                "setup_seconds": setup_seconds,
-                "daphne_memory_idle_kb": memory_kb(pid),
-            }
-            print("Warm-up question…", file=sys.stderr, flush=True)
-            results["warmup"] = asyncio.run(scenario(server, pid, users, 1, 1))
-            for name, (n, k) in (("one_each", (clients, 1)), ("several_each", (askers, questions))):
-                print(f"{n} sockets x {k} questions…", file=sys.stderr, flush=True)
-                results[name] = asyncio.run(scenario(server, pid, users, n, k))
-                print(f"  {json.dumps(results[name])}", file=sys.stderr, flush=True)
-            print("Cold `manage.py ask`…", file=sys.stderr, flush=True)
-            results["cold_ask_s"] = cold_ask(server, users[0]["username"])
-            results["load_average_after"] = load_average()
-            return results
+            with (base / "worker.log").open("wb") as out:
+                worker = subprocess.Popen(
+                    [sys.executable, "manage.py", "db_worker", "--no-reload"],
+                    cwd=BASE_DIR,
+                    env=server.env,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                )
+            try:
+                yield Servers([server.base_url], [daphne_pid(int(server.base_url.rsplit(":", 1)[1]))], server.env)
+            finally:
+                stop(worker)
         finally:
-            stop(worker)
             subprocess.run(
                 [sys.executable, "manage.py", "chunk_index_server", "stop"],
                 cwd=BASE_DIR,
@@ -307,39 +329,87 @@ def run(clients: int, askers: int, questions: int) -> dict[str, Any]:
                 capture_output=True,
                 timeout=60,
             )
+            # It stops on its own after SIGTERM; wait for that, so that its folder can be removed.
+            wait_for_none(lambda: processes_mentioning(str(base)), 20)
+
+
+@contextmanager
+def production(base: Path, *, postgres: str, redis: str) -> Iterator[Servers]:
+    """The production profile under *base*, with database `annotagent_load_<pid>` on the server of
+    *postgres* and the Redis database of *redis* (see tests/support/production.py)."""
+    with production_profile(
+        base, admin_url=postgres, redis_url=redis, database=f"annotagent_load_{os.getpid()}", **LIMITS
+    ) as profile:
+        yield Servers(
+            [f"http://127.0.0.1:{port}" for port in profile.web_ports],
+            [profile.processes[f"web{n}"].pid for n in (1, 2)],
+            profile.env,
+        )
+
+
+def run(servers: Servers, profile: str, clients: int, askers: int, questions: int) -> dict[str, Any]:
+    print("Indexing the sample paper, creating users…", file=sys.stderr, flush=True)
+    started = time.perf_counter()
+    code = SETUP.format(users=max(clients, askers) + 1, paper=str(SAMPLE_PAPER), project=PROJECT)
+    users = json.loads(manage(servers.env, "shell", "-c", code).strip().splitlines()[-1])
+    setup_seconds = time.perf_counter() - started
+    results: dict[str, Any] = {
+        "profile": profile,
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        "load_average_before": load_average(),
+        "limits": LIMITS,
+        "setup_seconds": setup_seconds,
+        "daphne_memory_idle_kb": [memory_kb(pid) for pid in servers.pids],
+    }
+    print("Warm-up question…", file=sys.stderr, flush=True)
+    results["warmup"] = asyncio.run(scenario(servers, users, len(servers.urls), 1))
+    for name, (n, k) in (("one_each", (clients, 1)), ("several_each", (askers, questions))):
+        print(f"{n} sockets x {k} questions…", file=sys.stderr, flush=True)
+        results[name] = asyncio.run(scenario(servers, users, n, k))
+        print(f"  {json.dumps(results[name])}", file=sys.stderr, flush=True)
+    print("Cold `manage.py ask`…", file=sys.stderr, flush=True)
+    results["cold_ask_s"] = cold_ask(servers, users[0]["username"])
+    results["load_average_after"] = load_average()
+    return results
 
 
 def render(results: dict[str, Any]) -> str:
+    """The report (Markdown) of *results*, as `run` returns them: the setting, one table row per
+    scenario, the cold `ask` times. Memory is one "RSS (peak)" figure per Daphne process, in MB."""
+
     def seconds(row: dict[str, float | None], scale: float = 1.0) -> str:
         values = (row[k] for k in ("p50", "p95", "max"))
         return " / ".join("-" if value is None else f"{scale * value:.2f}" for value in values)
 
+    def megabytes(memory: list[dict[str, int]], peak: bool = True) -> str:
+        return ", ".join(f"{m['VmRSS'] / 1024:.0f}" + (f" ({m['VmHWM'] / 1024:.0f})" if peak else "") for m in memory)
+
     lines = [
         f"Machine: {results['machine']}; load average (1, 5, 15 min) {results['load_average_before']} before, "
-        f"{results['load_average_after']} after (other work shares this machine). Embedded default: SQLite, "
-        "the embedded chunk index, one `db_worker`, one Daphne; clients in the same machine.",
+        f"{results['load_average_after']} after (other work shares this machine). {PROFILES[results['profile']]}; "
+        "clients in the same machine.",
         "Limits lifted so this measures capacity, not the limiter: "
         + ", ".join(f"{k}={v}" for k, v in results["limits"].items())
         + " (0 = off); every socket is its own user.",
         f"Setup (index the sample paper, create users): {results['setup_seconds']:.0f} s. Daphne idle: "
-        f"{results['daphne_memory_idle_kb']['VmRSS'] / 1024:.0f} MB RSS.",
+        f"{megabytes(results['daphne_memory_idle_kb'], peak=False)} MB RSS.",
         "",
         "| scenario | answers done / expected | refused | errors | unfinished | answer.start s p50 / p95 / max "
         "| first token s p50 / p95 / max "
-        "| answer done s p50 / p95 / max | answers/s | event-loop lag ms p50 / p95 / max | Daphne RSS MB (peak) |",
+        "| answer done s p50 / p95 / max | answers/s | event-loop lag ms p50 / p95 / max "
+        "| Daphne RSS MB (peak), each process |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name in ("warmup", "one_each", "several_each"):
         row = results[name]
         errors = ", ".join(f"{k}: {v}" for k, v in row["errors"].items()) or "0"
-        memory = row["daphne_memory_kb"]
         lines.append(
             f"| {row['clients']} x {row['questions_each']}{' (warm-up, cold model)' * (name == 'warmup')} | "
             f"{row['answers_done']} / {row['answers_expected']} | {row['refused_connections']} | {errors} | "
             f"{row['unfinished_answers']} | {seconds(row['answer_start_s'])} | {seconds(row['first_token_s'])} | "
             f"{seconds(row['answer_done_s'])} | "
             f"{row['answers_per_second']:.2f} | {seconds(row['event_loop_lag_s'], 1000)} | "
-            f"{memory['VmRSS'] / 1024:.0f} ({memory['VmHWM'] / 1024:.0f}) |"
+            f"{megabytes(row['daphne_memory_kb'])} |"
         )
     first, second = results["cold_ask_s"]
     lines += [
@@ -349,27 +419,56 @@ def render(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def result_name(profile: str, clients: int, askers: int, questions: int) -> tuple[str, str]:
+    """The results file stem (in benchmarks/results/) and the command that makes it: `load` or
+    `load-production` at the default sizes (committed), else with the sizes in the name."""
+    stem = "load" if profile == "embedded" else f"load-{profile}"
+    command = "./run bench --load" + ("" if profile == "embedded" else f" --profile {profile}")
+    if (clients, askers, questions) != DEFAULT_SIZES:
+        stem += f"-{clients}-{askers}x{questions}"
+        command += f" --clients {clients} --askers {askers} --questions {questions}"
+    return stem, command
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=200, help="sockets asking one question each (200)")
     parser.add_argument("--askers", type=int, default=50, help="sockets asking several questions each (50)")
     parser.add_argument("--questions", type=int, default=5, help="questions per socket of --askers (5)")
+    parser.add_argument("--profile", choices=sorted(PROFILES), default="embedded", help="what to start (embedded)")
+    parser.add_argument(
+        "--postgres",
+        default=POSTGRES,
+        metavar="URL",
+        help=f"production: a PostgreSQL server where the run may create and drop its own database ({POSTGRES})",
+    )
+    parser.add_argument(
+        "--redis",
+        default=REDIS,
+        metavar="URL",
+        help=f"production: a Redis database for this run alone, flushed before and after ({REDIS})",
+    )
     args = parser.parse_args(argv)
     if min(args.clients, args.askers, args.questions) < 1:
         parser.error("--clients, --askers and --questions must be at least 1")
+    if args.profile == "production" and (problem := unreachable(args.postgres, args.redis)):
+        parser.exit(1, f"The production profile needs PostgreSQL and Redis. {problem}\n")
     # SIGTERM unwinds like Ctrl-C, so the servers and the temporary data directory are cleaned up.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
-    results = run(args.clients, args.askers, args.questions)
+    with tempfile.TemporaryDirectory(prefix="annotagent-load-") as tmp:
+        base = Path(tmp)
+        started = (
+            embedded(base) if args.profile == "embedded" else production(base, postgres=args.postgres, redis=args.redis)
+        )
+        print(f"Starting the {args.profile} profile…", file=sys.stderr, flush=True)
+        with started as servers:
+            results = run(servers, args.profile, args.clients, args.askers, args.questions)
     report = render(results)
     print(report)
-    defaults = (args.clients, args.askers, args.questions) == (200, 50, 5)
-    name = "load" if defaults else f"load-{args.clients}-{args.askers}x{args.questions}"
+    stem, command = result_name(args.profile, args.clients, args.askers, args.questions)
     RESULTS_DIR.mkdir(exist_ok=True)
-    command = "./run bench --load" + (
-        "" if defaults else f" --clients {args.clients} --askers {args.askers} --questions {args.questions}"
-    )
-    (RESULTS_DIR / f"{name}.md").write_text(f"# Load (last run of `{command}`)\n\n{report}\n")
-    (RESULTS_DIR / f"{name}.json").write_text(json.dumps(results, indent=2) + "\n")
+    (RESULTS_DIR / f"{stem}.md").write_text(f"# Load (last run of `{command}`)\n\n{report}\n")
+    (RESULTS_DIR / f"{stem}.json").write_text(json.dumps(results, indent=2) + "\n")
 
 
 if __name__ == "__main__":

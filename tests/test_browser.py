@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import PAPERS_DIR
-from tests.support.live_server import embedded_env, free_port, stop, wait_for_http
+from tests.support.live_server import embedded_env, free_port, manage, stop, wait_for_http
 from tests.support.pdfs import make_pdf_bytes
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -80,19 +80,6 @@ class Server:
             text = path.read_text(errors="replace").splitlines()[-lines:] if path.exists() else []
             parts.append(f"--- {name} ({path}) ---\n" + "\n".join(text))
         return "\n".join(parts)
-
-
-def manage(env: dict[str, str], *args: str, timeout: float = 300) -> str:
-    result = subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    assert result.returncode == 0, f"manage.py {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
-    return result.stdout
 
 
 def stop_chunk_index_server(env: dict[str, str]) -> None:

@@ -1,7 +1,8 @@
-"""The production profile, started for real on this machine: PostgreSQL, the Redis channel layer, two
-Daphne processes, two `db_worker` processes and one MongoDB-wire chunk index (the embedded SecantusDB
-server standing in for Atlas) shared by all, with the production settings (DEBUG off; HTTPS settings
-turned off only because the test speaks plain HTTP to 127.0.0.1).
+"""The production profile, started for real on this machine (tests/support/production.py, which the
+load benchmark starts too): PostgreSQL, the Redis channel layer, two Daphne processes, two `db_worker`
+processes and one MongoDB-wire chunk index (the embedded SecantusDB server standing in for Atlas)
+shared by all, with the production settings (DEBUG off; HTTPS settings turned off only because the
+test speaks plain HTTP to 127.0.0.1).
 
 It shows that a status change made by a worker reaches a browser-like WebSocket held on the other
 web process; that two workers indexing at once (different papers, and the same paper queued twice)
@@ -16,27 +17,18 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import signal
-import subprocess
-import sys
-import time
-import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import pytest
 
-from tests.support.live_server import free_port
+from tests.support.production import WAIT_SECONDS, Profile, admin_url_for_tests, production_profile, unreachable
 
-ROOT = Path(__file__).resolve().parent.parent
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 # Short, so a killed worker's paper is picked up within seconds (renewed every third of it).
 CLAIM_SECONDS = 6
-WAIT_SECONDS = 240  # an upper bound for waits on this shared 2-core machine, never a measurement
 
 # A project paper's pages; the long paper repeats them so its build runs for seconds.
 PAGES = [
@@ -75,177 +67,52 @@ print(json.dumps({{"session": session.session_key, "project": project_id, "paper
 """
 
 
-def _answers(check: Callable[[], object]) -> str:
-    """ "" when *check* runs, else why not."""
-    try:
-        check()
-    except Exception as exc:
-        return f"{type(exc).__name__}: {exc}"
-    return ""
+def setup(profile: Profile, papers: list[tuple[str, list[str]]], project: str = "") -> dict[str, Any]:
+    """alice's session, and *papers* (title, pages) generated and added to her library (and to a new
+    project named *project*): `{"session", "project", "papers": [id, ...]}`."""
+    spec = profile.base / f"spec-{secrets.token_hex(4)}.json"
+    spec.write_text(json.dumps({"papers": papers, "project": project}))
+    return json.loads(profile.manage("shell", "-c", SETUP.format(spec=str(spec))).strip().splitlines()[-1])
 
 
-def _admin_url() -> str:
-    url = os.environ.get("DATABASE_URL", "")
-    return url if url.startswith(("postgres://", "postgresql://")) else "postgres://postgres@127.0.0.1:5432/postgres"
-
-
-def _with_database(url: str, name: str) -> str:
-    parts = urlsplit(url)
-    return urlunsplit((parts.scheme, parts.netloc, f"/{name}", parts.query, parts.fragment))
-
-
-@dataclass
-class Profile:
-    """The running topology: its environment, processes and logs, and a SQL handle on its database."""
-
-    env: dict[str, str]
-    base: Path
-    database_url: str
-    web_ports: list[int] = field(default_factory=list)
-    processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
-
-    def manage(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "manage.py", *args],
-            cwd=ROOT,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-
-    def start(self, name: str, command: list[str]) -> None:
-        out = (self.base / f"{name}.log").open("wb")
-        self.processes[name] = subprocess.Popen(command, cwd=ROOT, env=self.env, stdout=out, stderr=subprocess.STDOUT)
-
-    def log(self, name: str) -> str:
-        path = self.base / f"{name}.log"
-        return path.read_text(errors="replace") if path.exists() else ""
-
-    def logs(self) -> str:
-        return "\n".join(f"--- {name} ---\n{self.log(name)[-3000:]}" for name in self.processes)
-
-    def sql(self, query: str, *params: Any) -> list[tuple[Any, ...]]:
-        import psycopg
-
-        with psycopg.connect(self.database_url, autocommit=True) as connection:
-            return list(connection.execute(query, params).fetchall())
-
-    def setup(self, papers: list[tuple[str, list[str]]], project: str = "") -> dict[str, Any]:
-        spec = self.base / f"spec-{secrets.token_hex(4)}.json"
-        spec.write_text(json.dumps({"papers": papers, "project": project}))
-        result = self.manage("shell", "-c", SETUP.format(spec=str(spec)))
-        assert result.returncode == 0, result.stderr
-        return json.loads(result.stdout.strip().splitlines()[-1])
-
-    def wait(self, what: str, condition: Callable[[], bool]) -> None:
-        deadline = time.monotonic() + WAIT_SECONDS
-        while time.monotonic() < deadline:
-            for name, process in self.processes.items():
-                assert process.poll() is None or name.startswith("killed"), f"{name} exited:\n{self.logs()}"
-            if condition():
-                return
-            time.sleep(0.3)
-        raise AssertionError(f"timed out waiting for {what}:\n{self.logs()}")
-
-    def statuses(self, paper_ids: list[int]) -> dict[int, str]:
-        rows = self.sql("SELECT id, index_status FROM papers_paper WHERE id = ANY(%s)", paper_ids)
-        return dict(rows)  # type: ignore[arg-type]
+def statuses(profile: Profile, paper_ids: list[int]) -> dict[int, str]:
+    rows = profile.sql("SELECT id, index_status FROM papers_paper WHERE id = ANY(%s)", paper_ids)
+    return dict(rows)  # type: ignore[arg-type]
 
 
 @pytest.fixture(scope="module")
 def profile(tmp_path_factory) -> Iterator[Profile]:
-    import psycopg
-    import redis
-
-    admin = _admin_url()
-    problem = _answers(lambda: psycopg.connect(admin, connect_timeout=2).close())
+    admin = admin_url_for_tests()
+    problem = unreachable(admin, REDIS_URL)
     if problem:
-        pytest.skip(f"PostgreSQL is not reachable at {urlsplit(admin).hostname}: {problem}")
-    problem = _answers(lambda: redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2).ping())
-    if problem:
-        pytest.skip(f"Redis is not reachable at {REDIS_URL}: {problem}")
-
-    from indexing.store import ensure_embedded_server, stop_embedded_server
-
-    base = tmp_path_factory.mktemp("profile")
+        pytest.skip(problem)
     name = f"{urlsplit(admin).path.strip('/') or 'annotagent'}_profile"
-    with psycopg.connect(admin, autocommit=True) as connection:
-        connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        connection.execute(f'CREATE DATABASE "{name}"')
-    redis.Redis.from_url(REDIS_URL).flushdb()
-    mongo_dir = base / "mongo"
-    env = {
-        **os.environ,
-        "ENV_FILE": "",
-        "DEBUG": "false",
-        "SECRET_KEY": secrets.token_urlsafe(50),
-        "ALLOWED_HOSTS": "127.0.0.1,localhost",
-        # The production defaults, but for plain HTTP on 127.0.0.1 (a TLS proxy does HTTPS in production).
-        "SECURE_SSL_REDIRECT": "false",
-        "SESSION_COOKIE_SECURE": "false",
-        "CSRF_COOKIE_SECURE": "false",
-        "SECURE_HSTS_SECONDS": "0",
-        "DATABASE_URL": _with_database(admin, name),
-        "REDIS_URL": REDIS_URL,
-        "MONGODB_URI": ensure_embedded_server(mongo_dir),
-        "MONGODB_DB": "annotagent_profile",
-        "TASKS_BACKEND": "django_tasks_db.DatabaseBackend",
-        "DATA_DIR": str(base / "data"),
-        "MEDIA_ROOT": str(base / "media"),
-        "EMBEDDING_BACKEND": "local",
-        "OPENAI_API_KEY": "",
-        "OPENAI_BASE_URL": "",
-        "CONTEXTUAL_BLURBS": "heuristic",
-        "INDEX_CLAIM_SECONDS": str(CLAIM_SECONDS),
-        "PYTHONUNBUFFERED": "1",
-    }
-    profile = Profile(env=env, base=base, database_url=env["DATABASE_URL"])
-    try:
-        migrated = profile.manage("migrate", "--noinput", "-v0")
-        assert migrated.returncode == 0, migrated.stderr
-        indexes = profile.manage("ensure_indexes")  # a deployment step, as for Atlas
-        assert indexes.returncode == 0, indexes.stderr
-        daphne = str(Path(sys.executable).with_name("daphne"))
-        for n in (1, 2):
-            port = free_port()
-            profile.web_ports.append(port)
-            profile.start(f"web{n}", [daphne, "-b", "127.0.0.1", "-p", str(port), "annotagent.asgi:application"])
-            profile.start(f"worker{n}", [sys.executable, "manage.py", "db_worker", "--worker-id", f"worker{n}"])
-        for n, port in enumerate(profile.web_ports, start=1):
-            profile.wait(f"web{n}", lambda port=port: _http_ok(f"http://127.0.0.1:{port}/accounts/login/"))
-        for n in (1, 2):
-            profile.wait(f"worker{n}", lambda n=n: "Starting worker" in profile.log(f"worker{n}"))
-        yield profile
-    finally:
-        for process in profile.processes.values():
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-        for process in profile.processes.values():
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=5)
-        stop_embedded_server(mongo_dir)
-        with psycopg.connect(admin, autocommit=True) as connection:
-            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-def _http_ok(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as response:
-            return bool(response.status == 200)
-    except OSError:
-        return False
+    with production_profile(
+        tmp_path_factory.mktemp("profile"),
+        admin_url=admin,
+        redis_url=REDIS_URL,
+        database=name,
+        INDEX_CLAIM_SECONDS=str(CLAIM_SECONDS),
+    ) as started:
+        yield started
 
 
 @pytest.fixture(scope="module")
 def warm(profile) -> dict[str, Any]:
     """Two papers in alice's project "Profile", each queued twice (upload, then project), indexed by
-    the two workers at once. Both workers have loaded the embedding model afterwards."""
-    made = profile.setup([("Raft one", PAGES * 6), ("Raft two", list(reversed(PAGES)) * 6)], project="Profile")
-    profile.wait("both papers ready", lambda: set(profile.statuses(made["papers"]).values()) == {"ready"})
+    the two workers at once, every index task run. Both workers have loaded the embedding model
+    afterwards."""
+    made = setup(profile, [("Raft one", PAGES * 6), ("Raft two", list(reversed(PAGES)) * 6)], project="Profile")
+
+    def settled() -> bool:
+        # A paper is ready after its first task; its second may still wait for a worker's next poll.
+        (queued,) = profile.sql(
+            "SELECT count(*) FROM django_tasks_database_dbtaskresult "
+            "WHERE task_path = 'indexing.tasks.index_paper' AND status IN ('READY', 'RUNNING')"
+        )[0]
+        return queued == 0 and set(statuses(profile, made["papers"]).values()) == {"ready"}
+
+    profile.wait("both papers ready and every index task run", settled)
     return made
 
 
@@ -263,8 +130,7 @@ def test_two_workers_index_at_once_and_never_collide(profile, warm):
     assert len(versions) == 2 and "" not in versions  # one version per paper, none shared
     assert {claim for _, _, claim, _ in papers} == {""}  # every claim released
     check = profile.manage("check_index")
-    assert check.returncode == 0, check.stdout + check.stderr
-    assert f"Chunk index OK: 2 paper(s), {sum(count for *_, count in papers)} chunk(s)" in check.stdout
+    assert f"Chunk index OK: 2 paper(s), {sum(count for *_, count in papers)} chunk(s)" in check
 
 
 def test_a_workers_status_change_reaches_a_socket_held_by_the_other_web_process(profile, warm):
@@ -300,7 +166,7 @@ def test_a_workers_status_change_reaches_a_socket_held_by_the_other_web_process(
 
 def test_a_killed_workers_paper_is_picked_up_by_the_other_worker(profile, warm):
     long_pages = [f"Section {n}. " + " ".join(PAGES) for n in range(120)]
-    (paper_id,) = profile.setup([("Long paper", long_pages)])["papers"]
+    (paper_id,) = setup(profile, [("Long paper", long_pages)])["papers"]
 
     def running() -> list[tuple[Any, ...]]:
         return profile.sql(
@@ -316,13 +182,10 @@ def test_a_killed_workers_paper_is_picked_up_by_the_other_worker(profile, warm):
     profile.wait("a worker to claim the long paper", claimed)
     (victim,) = running()[0]
     (killed_version,) = profile.sql("SELECT index_claim FROM papers_paper WHERE id = %s", paper_id)[0]
-    process = profile.processes.pop(victim)
-    process.send_signal(signal.SIGKILL)
-    process.wait(timeout=10)
-    profile.processes[f"killed-{victim}"] = process
-    assert profile.statuses([paper_id])[paper_id] == "indexing"  # killed mid-build
+    profile.kill(victim)
+    assert statuses(profile, [paper_id])[paper_id] == "indexing"  # killed mid-build
 
-    profile.wait("the other worker to index the paper", lambda: profile.statuses([paper_id])[paper_id] == "ready")
+    profile.wait("the other worker to index the paper", lambda: statuses(profile, [paper_id])[paper_id] == "ready")
 
     (version, claim, chunk_count) = profile.sql(
         "SELECT index_version, index_claim, chunk_count FROM papers_paper WHERE id = %s", paper_id
@@ -338,6 +201,5 @@ def test_a_killed_workers_paper_is_picked_up_by_the_other_worker(profile, warm):
     )
     # (A task the victim had started and the survivor finished lists both workers, the survivor last.)
     assert any(workers and workers[-1] == survivor for (workers,) in rebuilt_by), (survivor, rebuilt_by)
-    check = profile.manage("check_index")  # the killed build's partial chunks are gone too
-    assert check.returncode == 0, check.stdout + check.stderr
+    profile.manage("check_index")  # asserts success: the killed build's partial chunks are gone too
     assert chunk_count > 0

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.live_server import free_port
+from tests.support.processes import wait_for_no_processes
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV = ROOT / ".venv"
@@ -61,27 +62,6 @@ def clean_env(**extra: str) -> dict[str, str]:
     """The environment of a user's shell: none of the test run's settings."""
     keep = {name: os.environ[name] for name in ("PATH", "HOME", "LANG", "TMPDIR") if name in os.environ}
     return {**keep, **extra}
-
-
-def session_processes(session_id: int) -> list[str]:
-    """`pid command` of every live process in session *session_id*."""
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        fields = text[text.rindex(")") + 2 :].split()
-        if int(fields[3]) == session_id and fields[0] != "Z":
-            found.append(f"{stat.parent.name} {text[text.index('(') + 1 : text.rindex(')')]}")
-    return found
-
-
-def wait_for_no_processes(session_id: int, timeout: float = 60) -> list[str]:
-    deadline = time.monotonic() + timeout
-    while (left := session_processes(session_id)) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    return left
 
 
 def start_serving(clone: Path, port: int) -> subprocess.Popen[str]:

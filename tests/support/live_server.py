@@ -58,6 +58,21 @@ def embedded_env(data_dir: Path, **overrides: str) -> dict[str, str]:
     }
 
 
+def manage(env: dict[str, str], *args: str, timeout: float = 300) -> str:
+    """Run `manage.py *args` in environment *env*; returns stdout, asserts success (the assertion
+    message holds its output)."""
+    result = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert result.returncode == 0, f"manage.py {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
+    return result.stdout
+
+
 def stop(process: subprocess.Popen[bytes]) -> None:
     """SIGTERM *process*, then SIGKILL after 15 s."""
     if process.poll() is None:
@@ -87,21 +102,12 @@ class LiveServer:
 
     def manage(self, *args: str, timeout: float = 300) -> str:
         """Run `manage.py *args` against this server's database; returns stdout, asserts success."""
-        result = subprocess.run(
-            [sys.executable, "manage.py", *args],
-            cwd=ROOT,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-        assert result.returncode == 0, f"manage.py {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
-        return result.stdout
+        return manage(self.env, *args, timeout=timeout)
 
     def shell(self, code: str) -> str:
         """Run Python *code* in `manage.py shell` against this server's database; returns the last
         line it printed."""
-        return self.manage("shell", "-c", code).strip().splitlines()[-1]
+        return manage(self.env, "shell", "-c", code).strip().splitlines()[-1]
 
     def spawn(self, code: str, log: Path) -> subprocess.Popen[bytes]:
         """Start `manage.py shell -c code` in the background (a second process on the database)."""
