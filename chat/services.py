@@ -15,6 +15,7 @@ import time
 from collections.abc import AsyncGenerator, Iterable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -229,27 +230,33 @@ def analyse_for_project(project_papers: list[Paper], question: str, history: lis
     return analysis
 
 
+@lru_cache(maxsize=50_000)
+def _sentences_of(text: str) -> tuple[str, ...]:
+    """The candidate sentence texts of one chunk text (`candidate_sentences`), unique, in order."""
+    reference = Reference(n=1, paper_id=0, title="", page=1, text=text, score=0.0)
+    return tuple(dict.fromkeys(sentence.text for sentence in candidate_sentences([reference])))
+
+
 def best_sentence_cosines(texts: Sequence[str], query: np.ndarray) -> np.ndarray:
     """`indexing.retrieval.SentenceScorer`: per chunk text, the highest cosine similarity of one of
     its candidate sentences (the extractive answer's splitter, so the vectors indexing pre-filled
     are found) to *query*; NaN for a chunk none of whose sentences has a known vector (nothing is
     embedded here). A chunk index that cannot be read gives all NaN (logged)."""
-    references = [
-        Reference(n=row + 1, paper_id=0, title="", page=1, text=text, score=0.0) for row, text in enumerate(texts)
-    ]
-    sentences = candidate_sentences(references)
+    per_chunk = [_sentences_of(text) for text in texts]
     best = np.full(len(texts), np.nan, dtype=np.float32)
     try:
-        vectors = sentence_vectors.known([sentence.text for sentence in sentences])
+        vectors = sentence_vectors.known(list(dict.fromkeys(s for sentences in per_chunk for s in sentences)))
     except ChunkStoreError:
         logger.warning("Sentence vectors could not be read; ranking by chunks alone", exc_info=True)
         return best
-    for sentence in sentences:
-        vector = vectors.get(sentence.text)
-        if vector is not None:
-            cosine = float(vector @ query)
-            row = sentence.n - 1
-            best[row] = cosine if np.isnan(best[row]) else max(best[row], cosine)
+    if not vectors:
+        return best
+    known = list(vectors)
+    cosine = dict(zip(known, np.stack([vectors[s] for s in known]) @ query, strict=True))
+    for row, sentences in enumerate(per_chunk):
+        found = [cosine[s] for s in sentences if s in cosine]
+        if found:
+            best[row] = max(found)
     return best
 
 
