@@ -12,20 +12,28 @@ about locking?", "What did I write about consensus?") is not answered here: `pap
 narrows the papers, and retrieval runs over those.
 
 Without a chat model these are the patterns of the common forms; anything else is left to
-retrieval (`answer_from_metadata` returns None).
+retrieval (`answer_from_metadata` returns None). With a chat model, a question of these forms
+(`is_metadata_question`, whether or not a pattern could answer it) goes to the model with one tool,
+`lookup_metadata` (`answer_with_lookup`): the model looks papers up by first author, author, year
+(exact, before, after), venue or text, and writes the answer from the results, citing each paper it
+names by the page-1 reference the lookup gave it; the answer is labelled "From paper metadata".
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from annotagent import llm
 from chat.extractive import Status
+from chat.prompts import Turn, build_metadata_messages
 from chat.question import PaperRef, named_papers
 from indexing.retrieval import Reference
-from papers.metadata import MetadataFilter, filter_papers, has_author
+from papers.metadata import MetadataFilter, filter_papers, has_author, parse_year
 from papers.models import Paper
 
 LABEL = "From paper metadata"
@@ -56,11 +64,13 @@ _CONTENT = re.compile(r"\b(?:say|says|said|about|describe|explain|discuss|propos
 @dataclass(frozen=True)
 class MetadataAnswer:
     """An answer from metadata: `text` with inline citations `[n]`, `references` page 1 of each
-    cited paper numbered from 1, `status` a `chat.extractive.Status` value."""
+    cited paper numbered from 1, `status` a `chat.extractive.Status` value; `by_model` when a chat
+    model wrote it from lookups (its sentences are then checked against the references' records)."""
 
     text: str
     references: list[Reference]
     status: str
+    by_model: bool = False
 
 
 def _ref(paper: Paper) -> PaperRef:
@@ -91,21 +101,17 @@ def _answer(lines: Sequence[tuple[str, Sequence[Paper]]], *, none: str = "") -> 
         for paper in papers:
             if paper.pk not in numbers:
                 numbers[paper.pk] = len(references) + 1
-                references.append(
-                    Reference(
-                        n=numbers[paper.pk],
-                        paper_id=paper.pk,
-                        title=paper.display_title,
-                        page=1,
-                        text=_summary(paper),
-                        score=math.nan,
-                    )
-                )
+                references.append(_page_one(paper, numbers[paper.pk], _summary(paper)))
             marks.append(f"[{numbers[paper.pk]}]")
         sentences.append(f"{sentence} {''.join(marks)}".strip())
     if not sentences:
         return MetadataAnswer(text=f"{LABEL}: {none}", references=[], status=Status.NOT_STATED)
     return MetadataAnswer(text=f"{LABEL}: " + "\n".join(sentences), references=references, status=Status.ANSWERED)
+
+
+def _page_one(paper: Paper, n: int, text: str) -> Reference:
+    """Reference *n*: page 1 of *paper*, where its metadata is printed, quoting *text*."""
+    return Reference(n=n, paper_id=paper.pk, title=paper.display_title, page=1, text=text, score=math.nan)
 
 
 def _listing(papers: Sequence[Paper], *, what: str) -> MetadataAnswer:
@@ -238,3 +244,180 @@ def _venue_sentence(paper: Paper) -> str:
         return f"The metadata of {paper.display_title} names no venue."
     year = f" ({cited.year})" if cited.year and str(cited.year) not in cited.venue else ""
     return f"{paper.display_title} was published in {cited.venue}{year}."
+
+
+def is_metadata_question(question: str) -> bool:
+    """Whether *question* asks about metadata in one of the forms `answer_from_metadata` knows (who
+    wrote or first-authored a paper, when or where it was published, how many or which papers are
+    from a year, by an author or the asker, or from a venue), whether or not a pattern can answer
+    it. A question that also asks about content is not one (see `papers_in_scope`)."""
+    if _FIRST_AUTHOR.search(question) or _AUTHORS.search(question) or _AUTHORS_OF.search(question):
+        return True
+    if _CONTENT.search(question):
+        return False
+    if _VENUE_OF.search(question) or _YEAR_OF.search(question):
+        return True
+    criteria = (_MINE, _BEFORE, _AFTER, _IN_YEAR, _BY, _FROM_VENUE)
+    return bool(_PAPERS.search(question)) and any(pattern.search(question) for pattern in criteria)
+
+
+# --- the lookup tool (with a chat model) ------------------------------------------------------------
+
+LOOKUP_TOOL_NAME = "lookup_metadata"
+# Lookups a model may make for one question; its last call is then offered no tool, so it answers.
+MAX_LOOKUPS = 3
+# Papers one lookup lists at most (a project holds PROJECT_MAX_PAPERS, 10 by default).
+MAX_LISTED = 50
+
+_TEXT_FILTERS = ("first_author", "author", "venue", "text")
+_YEAR_FILTERS = ("year", "year_before", "year_after")
+
+LOOKUP_METADATA_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": LOOKUP_TOOL_NAME,
+        "description": (
+            "List the papers of this project whose metadata matches every filter given (no filter: "
+            "all papers), each with the number to cite it by, its title, authors in printed order, "
+            "year and venue. Names match in their variants (initials, accents, order)."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "first_author": {"type": "string", "description": "The first author's name or surname."},
+                "author": {"type": "string", "description": "Any author's name or surname."},
+                "year": {"type": "integer", "description": "Published in this year."},
+                "year_before": {"type": "integer", "description": "Published before this year."},
+                "year_after": {"type": "integer", "description": "Published after this year."},
+                "venue": {"type": "string", "description": "Text in the venue (OSDI, SOSP, a journal)."},
+                "text": {"type": "string", "description": "Text in the title, authors or venue."},
+            },
+            "additionalProperties": False,
+        },
+    },
+}
+
+
+class LookupArgumentsError(ValueError):
+    """The model's arguments to lookup_metadata are not usable; the message tells it why."""
+
+
+def lookup_criteria(arguments: str) -> MetadataFilter:
+    """The MetadataFilter of a lookup_metadata call from the model's JSON *arguments* ("" or "{}":
+    no filter). Years may be integers or numeric strings. Raises LookupArgumentsError for text that
+    is not a JSON object, an unknown filter, or a value of the wrong type."""
+    try:
+        values = json.loads(arguments or "{}")
+    except ValueError as exc:
+        raise LookupArgumentsError(f"The arguments are not JSON: {exc}.") from exc
+    if not isinstance(values, dict):
+        raise LookupArgumentsError("The arguments must be a JSON object.")
+    unknown = sorted(set(values) - {*_TEXT_FILTERS, *_YEAR_FILTERS})
+    if unknown:
+        raise LookupArgumentsError(f"Unknown filters: {', '.join(unknown)}.")
+    fields: dict[str, Any] = {}
+    for name in _TEXT_FILTERS:
+        value = values.get(name)
+        if value is not None and not isinstance(value, str):
+            raise LookupArgumentsError(f"{name} must be a string.")
+        fields[name] = (value or "").strip()
+    for name in _YEAR_FILTERS:
+        value = values.get(name)
+        try:
+            if isinstance(value, bool) or not isinstance(value, int | str | None):
+                raise ValueError(value)
+            fields[name] = parse_year(value)
+        except ValueError:
+            raise LookupArgumentsError(f"{name} must be a year such as 2006, not {value!r}.") from None
+    author = fields.pop("author")
+    return MetadataFilter(**fields, authors=(author,) if author else ())
+
+
+def metadata_record(paper: Paper) -> str:
+    """What a model-written metadata answer cites for *paper* (the reference's text, against which
+    its sentences are checked): "Title. Authors: A (first author), B. Year: 2006. Venue: OSDI 2006."."""
+    cited = paper.cited
+    parts = [paper.display_title]
+    if cited.authors:
+        parts.append(f"Authors: {cited.authors[0]} (first author){''.join(', ' + a for a in cited.authors[1:])}")
+    parts.append(f"Year: {cited.year or 'unknown'}")
+    if cited.venue:
+        parts.append(f"Venue: {cited.venue}")
+    return ". ".join(parts) + "."
+
+
+class MetadataLookup:
+    """The lookup_metadata tool over one question's papers (a project's, as `answer_from_metadata`
+    takes them). Each paper a lookup lists gets a page-1 reference, numbered from 1 in the order
+    the lookups first list them (`references`); `lookups` counts the calls answered."""
+
+    def __init__(self, papers: Sequence[Paper]) -> None:
+        self.papers = list(papers)
+        self.references: list[Reference] = []
+        self._numbers: dict[int, int] = {}
+        self.lookups = 0
+
+    def run(self, arguments: str) -> str:
+        """The tool result (JSON text) for the model's *arguments*: `{"count", "papers": [{"n",
+        "title", "authors", "year", "venue"}], "more"}` (at most MAX_LISTED papers; `more` counts
+        the rest), or `{"error": ...}` for arguments it cannot use."""
+        try:
+            criteria = lookup_criteria(arguments)
+        except LookupArgumentsError as exc:
+            return json.dumps({"error": str(exc)})
+        self.lookups += 1
+        found = filter_papers(self.papers, criteria)
+        listed = []
+        for paper in found[:MAX_LISTED]:
+            if paper.pk not in self._numbers:
+                self._numbers[paper.pk] = len(self.references) + 1
+                self.references.append(_page_one(paper, self._numbers[paper.pk], metadata_record(paper)))
+            cited = paper.cited
+            listed.append(
+                {
+                    "n": self._numbers[paper.pk],
+                    "title": paper.display_title,
+                    "authors": cited.authors,
+                    "year": cited.year,
+                    "venue": cited.venue,
+                }
+            )
+        return json.dumps({"count": len(found), "papers": listed, "more": len(found) - len(listed)}, ensure_ascii=False)
+
+
+def answer_with_lookup(
+    question: str,
+    papers: Sequence[Paper],
+    *,
+    model: str,
+    history: Sequence[Turn] = (),
+    author_names: Sequence[str] = (),
+) -> MetadataAnswer | None:
+    """The chat model's answer to the metadata *question* about *papers*, written from the
+    lookup_metadata tool's results: up to MAX_LOOKUPS completions offering the tool, each tool call
+    answered, then the model's text, labelled "From paper metadata" on a line of its own, with the
+    references the lookups gave (status answered, or not stated when no lookup listed a paper).
+    None when the model answered without looking anything up: it did not take the question for a
+    metadata question, and retrieval should answer it. Raises ChatModelError."""
+    lookup = MetadataLookup(papers)
+    messages: list[dict[str, Any]] = list(
+        build_metadata_messages(question=question, history=history, author_names=author_names)
+    )
+    for call_number in range(MAX_LOOKUPS + 1):
+        tools = [LOOKUP_METADATA_TOOL] if call_number < MAX_LOOKUPS else None
+        reply = llm.complete_with_tools(messages, model=model, tools=tools, max_tokens=800)
+        if not reply.tool_calls or tools is None:
+            break
+        messages.append(reply.as_message())
+        for call in reply.tool_calls:
+            result = (
+                lookup.run(call.arguments)
+                if call.name == LOOKUP_TOOL_NAME
+                else json.dumps({"error": f"There is no tool {call.name!r}; use {LOOKUP_TOOL_NAME}."})
+            )
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+    if not lookup.lookups:
+        return None
+    text = reply.text.strip() or "The lookup gave no answer."
+    status = Status.ANSWERED if lookup.references else Status.NOT_STATED
+    return MetadataAnswer(text=f"{LABEL}:\n{text}", references=lookup.references, status=status, by_model=True)

@@ -539,10 +539,20 @@ class AnswerSession(StreamedAnswer):
         await sync_to_async(self._save_question)()
         # Read once: analysis, retrieval and the citation labels all describe the same papers.
         papers = await sync_to_async(_project_papers)(self.project)
-        # Metadata questions (who, when, where, how many) are answered from the database alone;
-        # a content question limited by metadata ("the 2006 papers") searches only those papers.
+        # Metadata questions (who, when, where, how many) are answered from the database alone:
+        # by the patterns without a chat model, by the model through its lookup tool with one. A
+        # content question limited by metadata ("the 2006 papers") searches only those papers.
         names = await sync_to_async(author_names)(self.user)
-        self.metadata_answer = metadata_answers.answer_from_metadata(self.question, papers, author_names=names)
+        if not llm.chat_model_configured():
+            self.metadata_answer = metadata_answers.answer_from_metadata(self.question, papers, author_names=names)
+        elif metadata_answers.is_metadata_question(self.question):
+            self.metadata_answer = await in_answer_pool(metadata_answers.answer_with_lookup)(
+                self.question,
+                papers,
+                model=llm.configured_chat_model(project=True),
+                history=self.history,
+                author_names=names,
+            )
         if self.metadata_answer is not None:
             return self._metadata_start(papers)
         scope = metadata_answers.papers_in_scope(self.question, papers, author_names=names)
@@ -558,12 +568,13 @@ class AnswerSession(StreamedAnswer):
         )
 
     def _metadata_start(self, papers: list[Paper]) -> dict[str, Any]:
-        """Set up an answer from metadata: its page-1 references, no retrieval, no support check."""
+        """Set up an answer from metadata: its page-1 references and no retrieval. A model-written
+        one is checked sentence by sentence against the metadata records it cites."""
         assert self.metadata_answer is not None
         self.references = {ref.n: ref for ref in self.metadata_answer.references}
-        self.extractive = True
+        self.extractive = not self.metadata_answer.by_model
         self._load_labels(papers)
-        return events.answer_start(extractive=True, indexing=[], failed=[])
+        return events.answer_start(extractive=self.extractive, indexing=[], failed=[])
 
     def _load_labels(self, papers: list[Paper]) -> None:
         self.unreadable = {p.pk: note for p in papers if (note := p.unreadable_pages_note())}

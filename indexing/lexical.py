@@ -32,6 +32,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -357,3 +358,48 @@ def _lucene_idf(document_frequency: int, size: int) -> float:
     """Lucene's BM25 IDF of a term held by *document_frequency* of *size* chunks (bm25s's
     `_score_idf_lucene`, in double precision)."""
     return math.log(1 + (size - document_frequency + 0.5) / (document_frequency + 0.5))
+
+
+def search_terms(query: str) -> list[str]:
+    """The distinct terms a passage must hold to contain *query* (`tokenize`, in order), a
+    hyphenated word counting as its parts: "fault-tolerant" asks for fault and tolerant, which a
+    passage printing "fault-tolerant" or "fault tolerant" both hold."""
+    return list(dict.fromkeys(tokenize(re.sub(r"(?<=[^\W\d_])-(?=[^\W\d_])", " ", query))))
+
+
+_THOUSANDS_COMMA = re.compile(r"(?<=\d),(?=\d{3})")
+
+
+def fold_for_scan(text: str) -> str:
+    """*text* case folded without hyphens or thousands separators: a form in which every word
+    term `tokenize` finds in *text* (letters only, or digits only, but for a unit folded from a
+    longer spelling) is a substring, whatever line breaks and hyphens did to it ("effi-\\ncient",
+    "fault-tolerant", "1,000"). The cheap first stage of a scan (`may_hold`)."""
+    return _THOUSANDS_COMMA.sub("", text.casefold().replace("-\n", "").replace("-", ""))
+
+
+_UNIT_TERMS = frozenset(_UNITS.values())
+_CJK_CHARACTER = re.compile(f"[{_CJK}]")
+
+
+@cache
+def _whole_word(term: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![^\W_]){re.escape(term)}(?![^\W_])")
+
+
+def may_hold(text: str, folded: str, terms: Sequence[str]) -> bool:
+    """False only when *text* (`folded` by `fold_for_scan`) cannot hold all of *terms* as
+    `tokenize` finds them: a term of letters only or digits only is missing from *folded*, or a
+    term of letters only is not a whole word in any of three forms of *text* (case folded;
+    line-break hyphens joined; *folded*). Other terms (a number with its unit, a range, a unit
+    folded from another spelling) pass, and a CJK bigram needs only be a substring. A scan checks
+    what passes with `tokenize`."""
+    checked = [t for t in terms if (t.isalpha() or t.isdigit()) and t not in _UNIT_TERMS]
+    if not all(term in folded for term in checked):
+        return False
+    words = [t for t in checked if t.isalpha() and not _CJK_CHARACTER.search(t)]
+    if not words:
+        return True
+    lowered = text.casefold()
+    forms = (lowered, lowered.replace("-\n", ""), folded)
+    return all(any(_whole_word(term).search(form) for form in forms) for term in words)

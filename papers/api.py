@@ -6,21 +6,27 @@ from __future__ import annotations
 from http import HTTPStatus
 from typing import Any
 
+from django.db.models import QuerySet
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotagent.errors import AnnotagentError
 from annotagent.http import AuthenticatedRequest
 from annotagent.ratelimit import check_user_rate
+from papers.fulltext import TextMatch
 from papers.metadata import MetadataFilter
 from papers.models import Figure, Paper
 from papers.services import (
     LIBRARY_SORTS,
     AddedPaper,
+    UploadBatch,
+    UploadOutcome,
     add_paper_to_library,
+    add_uploads_to_library,
     author_names,
     choose_primary_version,
     correct_paper_metadata,
@@ -31,7 +37,8 @@ from papers.services import (
     read_upload,
     set_author_names,
 )
-from projects.services import get_readable_paper_for_user, remove_paper_from_library
+from papers.works import Work
+from projects.services import get_project_for_user, get_readable_paper_for_user, remove_paper_from_library
 
 
 class PaperSerializer(serializers.ModelSerializer[Paper]):
@@ -90,6 +97,36 @@ class PaperSerializer(serializers.ModelSerializer[Paper]):
         return reverse("papers:reader", args=[paper.pk])
 
 
+class TextMatchSerializer(serializers.Serializer[TextMatch]):
+    page = serializers.IntegerField(help_text="The physical page (1-based).")
+    page_label = serializers.CharField(help_text='"p. 6", or "p. 6 (printed 379)".')
+    snippet = serializers.CharField(help_text="Plain text around the match.")
+    match = serializers.CharField(help_text="The matched words as printed, inside the snippet.")
+    reader_url = serializers.SerializerMethodField()
+
+    def get_reader_url(self, match: TextMatch) -> str:
+        return f"{reverse('papers:reader', args=[self.context['paper_id']])}?page={match.page}"
+
+
+class WorkTextMatchSerializer(TextMatchSerializer):
+    paper_id = serializers.IntegerField(help_text="The file of the work whose text matched.")
+
+
+class LibraryPaperSerializer(PaperSerializer):
+    """A paper of my library; `text_match`, when the search text `q` is in its full text: where."""
+
+    text_match = serializers.SerializerMethodField()
+
+    class Meta(PaperSerializer.Meta):
+        fields = [*PaperSerializer.Meta.fields, "text_match"]
+        read_only_fields = fields
+
+    @extend_schema_field(TextMatchSerializer(allow_null=True))
+    def get_text_match(self, paper: Paper) -> dict[str, Any] | None:
+        match = self.context.get("text_matches", {}).get(paper.pk)
+        return None if match is None else TextMatchSerializer(match, context={"paper_id": paper.pk}).data
+
+
 class WorkSerializer(serializers.Serializer[Any]):
     """One work of my library (`papers.works.Work`): the files that hold it (same DOI, arXiv id or
     PMID) and its supplements. Retrieval in my projects reads `primary` and the supplements, never
@@ -102,6 +139,17 @@ class WorkSerializer(serializers.Serializer[Any]):
     chosen = serializers.BooleanField(
         read_only=True, help_text="True when I chose the primary; False when the rule did (published, else newest)."
     )
+    text_match = serializers.SerializerMethodField()
+
+    @extend_schema_field(WorkTextMatchSerializer(allow_null=True))
+    def get_text_match(self, work: Work) -> dict[str, Any] | None:
+        """Where the search text `q` is in the full text of one of the work's files (the primary
+        first), with that file's `paper_id`; null when in none (or no `q`)."""
+        matches = self.context.get("text_matches", {})
+        for file in work.files:
+            if (match := matches.get(file.pk)) is not None:
+                return {"paper_id": file.pk, **TextMatchSerializer(match, context={"paper_id": file.pk}).data}
+        return None
 
 
 class FigureSerializer(serializers.ModelSerializer[Figure]):
@@ -127,7 +175,53 @@ class FigureSerializer(serializers.ModelSerializer[Figure]):
 
 
 class UploadSerializer(serializers.Serializer[None]):
-    file = serializers.FileField(help_text="A PDF, at most UPLOAD_MAX_BYTES.")
+    """Exactly one of: `file` (one PDF) or `files` (one or more PDFs, the field repeated)."""
+
+    file = serializers.FileField(required=False, help_text="A PDF, at most UPLOAD_MAX_BYTES.")
+    files = serializers.ListField(
+        child=serializers.FileField(allow_empty_file=True),
+        required=False,
+        min_length=1,
+        help_text="Several PDFs (repeat the field): each is added or refused on its own.",
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if ("file" in attrs) == ("files" in attrs):
+            raise serializers.ValidationError("Send exactly one of: file, files.")
+        return attrs
+
+
+class UploadErrorSerializer(serializers.Serializer[AnnotagentError]):
+    code = serializers.CharField()
+    message = serializers.CharField()
+
+
+class UploadOutcomeSerializer(serializers.Serializer[UploadOutcome]):
+    filename = serializers.CharField()
+    status = serializers.SerializerMethodField(help_text="added, already_in_library or refused.")
+    paper = PaperSerializer(allow_null=True, help_text="The paper, unless refused.")
+    error = UploadErrorSerializer(allow_null=True, help_text="Why the file was refused (nothing of it was stored).")
+
+    def get_status(self, outcome: UploadOutcome) -> str:
+        if outcome.error is not None:
+            return "refused"
+        return "already_in_library" if outcome.already else "added"
+
+
+class UploadBatchSerializer(serializers.Serializer[UploadBatch]):
+    added = serializers.SerializerMethodField()
+    already_in_library = serializers.SerializerMethodField()
+    refused = serializers.SerializerMethodField()
+    results = UploadOutcomeSerializer(source="outcomes", many=True, help_text="One per file, in the order sent.")
+
+    def get_added(self, batch: UploadBatch) -> int:
+        return len(batch.added)
+
+    def get_already_in_library(self, batch: UploadBatch) -> int:
+        return len(batch.already)
+
+    def get_refused(self, batch: UploadBatch) -> int:
+        return len(batch.refused)
 
 
 class AddedPaperSerializer(serializers.Serializer[AddedPaper]):
@@ -143,7 +237,12 @@ class LibraryFilterSerializer(serializers.Serializer[None]):
     before = serializers.IntegerField(required=False, min_value=1000, max_value=2100, allow_null=True, default=None)
     after = serializers.IntegerField(required=False, min_value=1000, max_value=2100, allow_null=True, default=None)
     venue = serializers.CharField(required=False, default="")
-    q = serializers.CharField(required=False, default="", help_text="Text in the title, authors or venue.")
+    q = serializers.CharField(
+        required=False, default="", help_text="Text in the title, authors or venue, or in the paper's full text."
+    )
+    project = serializers.IntegerField(
+        required=False, allow_null=True, default=None, help_text="Only papers also in this project of mine."
+    )
     mine = serializers.BooleanField(required=False, default=False, help_text="Papers listing my author names.")
     sort = serializers.ChoiceField(
         choices=list(LIBRARY_SORTS),
@@ -170,9 +269,10 @@ class AuthorNamesSerializer(serializers.Serializer[None]):
     names = serializers.ListField(child=serializers.CharField(max_length=200), max_length=20)
 
 
-def library_filters(request: AuthenticatedRequest) -> tuple[MetadataFilter, dict[str, Any]]:
-    """The library filters of *request*'s query (`LibraryFilterSerializer`), checked: the criteria
-    and the validated values (`mine`, `sort`). Raises ValidationError."""
+def library_filters(request: AuthenticatedRequest) -> tuple[MetadataFilter, dict[str, Any], QuerySet[Paper] | None]:
+    """The library filters of *request*'s query (`LibraryFilterSerializer`), checked: the criteria,
+    the validated values (`mine`, `sort`) and, with `project`, that project's papers. Raises
+    ValidationError, and Http404 for a project the user is not a member of."""
     query = LibraryFilterSerializer(data=request.query_params)
     query.is_valid(raise_exception=True)
     values = query.validated_data
@@ -185,7 +285,10 @@ def library_filters(request: AuthenticatedRequest) -> tuple[MetadataFilter, dict
         venue=values["venue"],
         text=values["q"],
     )
-    return criteria, values
+    within = None
+    if values["project"] is not None:
+        within = get_project_for_user(request.user, values["project"]).papers.all()
+    return criteria, values, within
 
 
 class LibraryView(APIView):
@@ -193,22 +296,33 @@ class LibraryView(APIView):
 
     @extend_schema(
         parameters=[LibraryFilterSerializer],
-        responses=PaperSerializer(many=True),
-        summary="Papers in my library, filtered by metadata",
+        responses=LibraryPaperSerializer(many=True),
+        summary="Papers in my library, filtered by metadata, full text or project",
     )
     def get(self, request: AuthenticatedRequest) -> Response:
-        criteria, values = library_filters(request)
-        papers = library_papers(user=request.user, criteria=criteria, mine=values["mine"], sort=values["sort"])
-        return Response(PaperSerializer(papers, many=True).data)
+        criteria, values, within = library_filters(request)
+        listing = library_papers(
+            user=request.user, criteria=criteria, mine=values["mine"], sort=values["sort"], within=within
+        )
+        if listing.full_text_error is not None:
+            # A list without the full-text matches would look complete; say why it cannot be had.
+            raise listing.full_text_error
+        context = {"text_matches": listing.text_matches}
+        return Response(LibraryPaperSerializer(listing.papers, many=True, context=context).data)
 
     @extend_schema(
         request={"multipart/form-data": UploadSerializer},
         responses={201: AddedPaperSerializer, 200: AddedPaperSerializer},
-        summary="Upload a PDF to my library (200 when it was already there)",
+        summary="Upload a PDF to my library (200 when it was already there), or several PDFs as `files` "
+        "(an UploadBatch; 201 when any was added, else 200)",
     )
     def post(self, request: AuthenticatedRequest) -> Response:
         upload = UploadSerializer(data=request.data)
         upload.is_valid(raise_exception=True)
+        if "files" in upload.validated_data:
+            batch = add_uploads_to_library(user=request.user, files=upload.validated_data["files"])
+            status = HTTPStatus.CREATED if batch.added else HTTPStatus.OK
+            return Response(UploadBatchSerializer(batch).data, status=status)
         check_user_rate(user_id=request.user.pk, action="upload")
         file = upload.validated_data["file"]
         added = add_paper_to_library(
@@ -254,9 +368,14 @@ class LibraryWorksView(APIView):
         summary="My library as works: each with its primary version, other versions and supplements",
     )
     def get(self, request: AuthenticatedRequest) -> Response:
-        criteria, values = library_filters(request)
-        works = library_works(user=request.user, criteria=criteria, mine=values["mine"], sort=values["sort"])
-        return Response(WorkSerializer(works, many=True).data)
+        criteria, values, within = library_filters(request)
+        result = library_works(
+            user=request.user, criteria=criteria, mine=values["mine"], sort=values["sort"], within=within
+        )
+        if result.listing.full_text_error is not None:
+            raise result.listing.full_text_error
+        context = {"text_matches": result.listing.text_matches}
+        return Response(WorkSerializer(result.works, many=True, context=context).data)
 
 
 class LibraryWorkView(APIView):

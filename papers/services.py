@@ -4,27 +4,32 @@ listing the library as works and choosing the primary version of a work; a paper
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import uuid
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import IO
+from typing import Protocol
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.files.base import ContentFile
 from django.db import transaction
-from django.db.models import Sum
+from django.db.models import QuerySet, Sum
 from django.http import Http404
 
 from annotagent.errors import AnnotagentError
+from annotagent.ratelimit import check_user_rate
 from papers.figures import FigureImage
+from papers.fulltext import TextMatch, find_text
 from papers.metadata import MetadataFilter, author_names_of, filter_papers, parse_year
 from papers.models import CORRECTABLE_FIELDS, AuthorProfile, Figure, Paper, UserPaper, figure_upload_to, paper_upload_to
 from papers.pdfium import count_pages
 from papers.storage import delete_files, files_removed_on_error, write_paper_file
 from papers.works import Work, group_works, is_work_key
+
+logger = logging.getLogger(__name__)
 
 
 class UploadTooLargeError(AnnotagentError):
@@ -86,7 +91,11 @@ def check_library_quota(user: User, *, adding: int) -> None:
         )
 
 
-def read_upload(file: IO[bytes], *, size: int | None = None) -> bytes:
+class Readable(Protocol):
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
+def read_upload(file: Readable, *, size: int | None = None) -> bytes:
     """Read an upload whole, refusing it as soon as it passes `UPLOAD_MAX_BYTES`."""
     if size is not None:
         check_upload_size(size)
@@ -130,6 +139,90 @@ def add_paper_to_library(*, user: User, data: bytes, filename: str = "") -> Adde
             Paper.objects.filter(pk=paper.pk).update(file=paper.file.name)
     paper.library_filename = link.filename  # type: ignore[attr-defined]
     return AddedPaper(paper=paper, created=created, already_in_library=already_in_library)
+
+
+class Upload(Readable, Protocol):
+    """A file as a request carries it (Django's UploadedFile): a name, a size in bytes, bytes."""
+
+    name: str | None
+    size: int | None
+
+
+@dataclass(frozen=True)
+class UploadOutcome:
+    """One file of a batch upload, by the `filename` it was sent under: added (`paper`;
+    `already_in_library`: the uploader's library held it before; `already`: the destination,
+    library or project, held it before), or refused (`error`; nothing of the file was stored)."""
+
+    filename: str
+    paper: Paper | None = None
+    already_in_library: bool = False
+    already: bool = False
+    error: AnnotagentError | None = None
+
+
+@dataclass(frozen=True)
+class UploadBatch:
+    """The outcomes of a batch upload, one per file, in the order the files came."""
+
+    outcomes: list[UploadOutcome]
+
+    @property
+    def added(self) -> list[UploadOutcome]:
+        return [o for o in self.outcomes if o.paper is not None and not o.already]
+
+    @property
+    def already(self) -> list[UploadOutcome]:
+        return [o for o in self.outcomes if o.paper is not None and o.already]
+
+    @property
+    def refused(self) -> list[UploadOutcome]:
+        return [o for o in self.outcomes if o.error is not None]
+
+    def summary(self, *, already: str = "already in your library") -> str:
+        """One sentence for all files: "3 added, 1 already in your library, 1 refused: “x.pdf”:
+        The file is not a PDF." (a count of none is left out; refusals each name their file and
+        reason, "; " between them)."""
+        parts = [f"{len(self.added)} added"] if self.added else []
+        if self.already:
+            parts.append(f"{len(self.already)} {already}")
+        if self.refused:
+            reasons = "; ".join(f"“{o.filename or 'unnamed file'}”: {o.error.message}" for o in self.refused if o.error)
+            parts.append(f"{len(self.refused)} refused: {reasons}")
+        return ", ".join(parts) or "No file was sent."
+
+
+def upload_each(
+    *, user: User, files: Iterable[Upload], add: Callable[[bytes, str], tuple[Paper, bool, bool]]
+) -> UploadBatch:
+    """Upload *files* one by one, each on its own: counted against *user*'s upload rate
+    (`check_user_rate`), read and checked (`read_upload`), then `add(data, filename)`, which
+    stores it and returns (its paper, whether *user*'s library already held it, whether the
+    destination did). A file refused at
+    any step (its AnnotagentError) is recorded and the rest go on; what *add* raises must leave
+    nothing of that file behind (`add_paper_to_library` and `upload_paper_to_project` do)."""
+    outcomes: list[UploadOutcome] = []
+    for file in files:
+        filename = file.name or ""
+        try:
+            check_user_rate(user_id=user.pk, action="upload")
+            paper, in_library, already = add(read_upload(file, size=file.size), filename)
+        except AnnotagentError as exc:
+            outcomes.append(UploadOutcome(filename=filename, error=exc))
+        else:
+            outcomes.append(UploadOutcome(filename, paper, already_in_library=in_library, already=already))
+    return UploadBatch(outcomes)
+
+
+def add_uploads_to_library(*, user: User, files: Iterable[Upload]) -> UploadBatch:
+    """Add each of *files* to *user*'s library (`add_paper_to_library`, see `upload_each`): one
+    bad file, an exhausted rate or a full quota refuses that file and keeps the others."""
+
+    def add(data: bytes, filename: str) -> tuple[Paper, bool, bool]:
+        added = add_paper_to_library(user=user, data=data, filename=filename)
+        return added.paper, added.already_in_library, added.already_in_library
+
+    return upload_each(user=user, files=files, add=add)
 
 
 def get_paper_for_user(user: User, pk: int) -> Paper:
@@ -226,15 +319,44 @@ class NoAuthorNamesError(AnnotagentError):
 LIBRARY_SORTS = {"added": "Recently added", "year": "Year (newest first)", "title": "Title (A-Z)"}
 
 
-def library_papers(*, user: User, criteria: MetadataFilter, mine: bool = False, sort: str = "added") -> list[Paper]:
+@dataclass(frozen=True)
+class LibraryListing:
+    """A page of *user*'s library (`library_papers`): the `papers`; `text_matches`, paper id ->
+    where that paper's full text contains the search text (for every listed paper whose text does,
+    whether or not its metadata matched too); `full_text_error`, the error that kept the full text
+    from being searched (None when it was searched or no text was asked for): the papers are then
+    those whose metadata matched, and the caller says so."""
+
+    papers: list[Paper]
+    text_matches: dict[int, TextMatch] = field(default_factory=dict)
+    full_text_error: AnnotagentError | None = None
+
+
+def library_papers(
+    *,
+    user: User,
+    criteria: MetadataFilter,
+    mine: bool = False,
+    sort: str = "added",
+    within: QuerySet[Paper] | None = None,
+    full_text: bool = True,
+) -> LibraryListing:
     """*user*'s library filtered by *criteria* over the metadata they see (their corrections
-    included); with *mine*, only papers that list one of their author names. *sort* (a key of
-    LIBRARY_SORTS): "added", newest first; "year", newest first with undated papers last; "title",
-    the title they see, case-insensitively. Ties keep the "added" order.
+    included); with *mine*, only papers that list one of their author names; with *within*, only
+    papers also in that queryset (a project's papers, say: the caller checked that *user* may see
+    it). *sort* (a key of LIBRARY_SORTS): "added", newest first; "year", newest first with undated
+    papers last; "title", the title they see, case-insensitively. Ties keep the "added" order.
+
+    The search text (`criteria.text`) matches the title, authors or venue, and, with *full_text*,
+    the papers' full text (`papers.fulltext.find_text`: only these papers' text is read). A
+    full-text search that fails (the chunk index is down) is reported in `full_text_error`, logged,
+    and leaves the metadata matches.
 
     Raises NoAuthorNamesError for *mine* when they have set no author names.
     """
-    return _admitted(_library(user), user=user, criteria=criteria, mine=mine, sort=sort)
+    return _admitted(
+        _library(user), user=user, criteria=criteria, mine=mine, sort=sort, within=within, full_text=full_text
+    )
 
 
 def _library(user: User) -> list[Paper]:
@@ -242,35 +364,81 @@ def _library(user: User) -> list[Paper]:
     return list(Paper.objects.in_library_of(user).order_by("-library_links__added_at", "pk"))
 
 
-def _admitted(papers: list[Paper], *, user: User, criteria: MetadataFilter, mine: bool, sort: str) -> list[Paper]:
+def _admitted(
+    papers: list[Paper],
+    *,
+    user: User,
+    criteria: MetadataFilter,
+    mine: bool,
+    sort: str,
+    within: QuerySet[Paper] | None = None,
+    full_text: bool = True,
+) -> LibraryListing:
     """`library_papers` over *papers*, *user*'s library newest first."""
     if mine:
         names = author_names(user)
         if not names:
             raise NoAuthorNamesError("Set the names you publish under in your profile first.")
         criteria = replace(criteria, authors=(*criteria.authors, *names))
-    papers = filter_papers(papers, criteria)
+    if within is not None:
+        inside = set(within.values_list("pk", flat=True))
+        papers = [paper for paper in papers if paper.pk in inside]
+    text = criteria.text.strip()
+    candidates = filter_papers(papers, replace(criteria, text=""))
+    matches: dict[int, TextMatch] = {}
+    error: AnnotagentError | None = None
+    if text and full_text:
+        try:
+            matches = find_text(candidates, text)
+        except AnnotagentError as exc:
+            logger.warning("Full-text search of %s's library failed: %s", user, exc.message)
+            error = exc
+    admitted = [p for p in candidates if p.pk in matches or criteria.admits(p)] if text else candidates
     # Sorted here, not in SQL: the year and title a user sees may be their corrections (JSON).
     if sort == "year":
-        papers.sort(key=lambda paper: -(paper.cited.year or 0))
+        admitted.sort(key=lambda paper: -(paper.cited.year or 0))
     elif sort == "title":
-        papers.sort(key=lambda paper: paper.display_title.casefold())
-    return papers
+        admitted.sort(key=lambda paper: paper.display_title.casefold())
+    return LibraryListing(papers=admitted, text_matches=matches, full_text_error=error)
 
 
-def library_works(*, user: User, criteria: MetadataFilter, mine: bool = False, sort: str = "added") -> list[Work]:
+@dataclass(frozen=True)
+class LibraryWorks:
+    """`library_works`: the `works`, and the `listing` of the library's files that passed the
+    filters (their full-text matches, and any full-text failure: see `LibraryListing`)."""
+
+    works: list[Work]
+    listing: LibraryListing
+
+    def text_match(self, work: Work) -> tuple[Paper, TextMatch] | None:
+        """The file of *work* whose full text matched, with where: the primary first, then the
+        other versions and the supplements; None when none did."""
+        return next(((file, match) for file in work.files if (match := self.listing.text_matches.get(file.pk))), None)
+
+
+def library_works(
+    *,
+    user: User,
+    criteria: MetadataFilter,
+    mine: bool = False,
+    sort: str = "added",
+    within: QuerySet[Paper] | None = None,
+    full_text: bool = True,
+) -> LibraryWorks:
     """*user*'s library as works (`papers.works.group_works`): each work with its primary version,
     its other versions and its supplements. A work is listed when any of its files passes the
-    filters (see `library_papers`), whole, in the place of its first such file in *sort* order;
-    its primary is decided over the whole library, never by the filters.
+    filters (see `library_papers`: *within* and the full text too), whole, in the place of its
+    first such file in *sort* order; its primary is decided over the whole library, never by the
+    filters.
 
     Raises NoAuthorNamesError for *mine* when they have set no author names.
     """
     papers = _library(user)
-    admitted = _admitted(papers, user=user, criteria=criteria, mine=mine, sort=sort)
-    position = {paper.pk: n for n, paper in enumerate(admitted)}
+    listing = _admitted(papers, user=user, criteria=criteria, mine=mine, sort=sort, within=within, full_text=full_text)
+    position = {paper.pk: n for n, paper in enumerate(listing.papers)}
     works = [work for work in group_works(papers) if any(paper.pk in position for paper in work.files)]
-    return sorted(works, key=lambda work: min(position[p.pk] for p in work.files if p.pk in position))
+    works.sort(key=lambda work: min(position[p.pk] for p in work.files if p.pk in position))
+    return LibraryWorks(works=works, listing=listing)
 
 
 def get_work_for_user(user: User, pk: int) -> Work:

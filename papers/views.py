@@ -14,19 +14,17 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotagent.errors import AnnotagentError
 from annotagent.http import AuthenticatedHttpRequest
-from annotagent.ratelimit import check_user_rate
 from papers.forms import AuthorNamesForm, LibraryFilterForm, MetadataForm, UploadForm
 from papers.metadata import MetadataFilter, author_names_of
 from papers.models import Figure, Paper, UserPaper
 from papers.services import (
-    add_paper_to_library,
+    add_uploads_to_library,
     author_names,
     choose_primary_version,
     correct_paper_metadata,
     get_figure_of_paper,
     get_paper_for_user,
     library_works,
-    read_upload,
     set_author_names,
 )
 from projects.forms import AddToProjectForm
@@ -45,26 +43,32 @@ from projects.services import (
 @login_required
 @require_GET
 def library(request: AuthenticatedHttpRequest) -> HttpResponse:
-    filters = LibraryFilterForm(request.GET or None)
-    criteria, mine, sort = MetadataFilter(), False, "added"
+    projects = Project.objects.for_user(request.user).default_first()
+    filters = LibraryFilterForm(request.GET or None, projects=[(project.pk, project.name) for project in projects])
+    criteria, mine, sort, within = MetadataFilter(), False, "added", None
     if filters.is_bound and filters.is_valid():
         values = filters.cleaned_data
         criteria = MetadataFilter(
             first_author=values["first_author"], year=values["year"], venue=values["venue"], text=values["q"]
         )
         mine, sort = values["mine"], values["sort"] or "added"
+        if values["project"] is not None:
+            within = get_project_for_user(request.user, values["project"]).papers.all()
     try:
-        works = library_works(user=request.user, criteria=criteria, mine=mine, sort=sort)
+        result = library_works(user=request.user, criteria=criteria, mine=mine, sort=sort, within=within)
     except AnnotagentError as exc:
         messages.error(request, exc.message)
-        works = library_works(user=request.user, criteria=criteria, sort=sort)
+        result = library_works(user=request.user, criteria=criteria, sort=sort, within=within)
+    if result.listing.full_text_error is not None:
+        error = result.listing.full_text_error
+        messages.warning(request, f"Only titles, authors and venues were searched: {error.message}")
     return render(
         request,
         "papers/library.html",
         {
-            "works": works,
+            "entries": [(work, result.text_match(work)) for work in result.works],
             "filters": filters,
-            "filtered": bool(criteria) or mine,
+            "filtered": bool(criteria) or mine or within is not None,
             "upload_form": UploadForm(),
             "add_form": AddToProjectForm(user=request.user),
         },
@@ -119,21 +123,22 @@ def author_profile(request: AuthenticatedHttpRequest) -> HttpResponse:
 def upload(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = UploadForm(request.POST, request.FILES)
     if not form.is_valid():
-        messages.error(request, "Choose a PDF file to upload.")
+        messages.error(request, "Choose one or more PDF files to upload.")
         return redirect("papers:library")
-    file = form.cleaned_data["file"]
-    try:
-        check_user_rate(user_id=request.user.pk, action="upload")
-        data = read_upload(file, size=file.size)
-        added = add_paper_to_library(user=request.user, data=data, filename=file.name)
-    except AnnotagentError as exc:
-        messages.error(request, exc.message)
+    batch = add_uploads_to_library(user=request.user, files=form.cleaned_data["file"])
+    if len(batch.outcomes) > 1:
+        level = messages.WARNING if batch.refused else messages.SUCCESS
+        messages.add_message(request, level, batch.summary())
         return redirect("papers:library")
-    if added.already_in_library:
-        messages.info(request, f"“{added.paper.display_title}” is already in your library.")
-    else:
-        state = "it is ready to search" if added.paper.index_status == Paper.IndexStatus.READY else "indexing is queued"
-        messages.success(request, f"Added “{added.paper.display_title}” to your library; {state}.")
+    (outcome,) = batch.outcomes
+    if outcome.error is not None:
+        messages.error(request, outcome.error.message)
+    elif outcome.already and outcome.paper is not None:
+        messages.info(request, f"“{outcome.paper.display_title}” is already in your library.")
+    elif outcome.paper is not None:
+        ready = outcome.paper.index_status == Paper.IndexStatus.READY
+        state = "it is ready to search" if ready else "indexing is queued"
+        messages.success(request, f"Added “{outcome.paper.display_title}” to your library; {state}.")
     return redirect("papers:library")
 
 

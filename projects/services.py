@@ -5,6 +5,7 @@ reaches into projects)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import partial
 
@@ -18,7 +19,7 @@ from django.utils import timezone
 from annotagent.errors import AnnotagentError, ForbiddenError
 from papers.citation import bibtex_file, csl_item, paper_bibtex
 from papers.models import Paper, UserPaper
-from papers.services import add_paper_to_library
+from papers.services import Upload, UploadBatch, add_paper_to_library, upload_each
 from papers.storage import delete_files, files_removed_on_error, paper_file_names
 from projects.models import Project, ProjectMembership, ProjectPaper, Role, papers_as_added, user_label
 from projects.signals import reprocess_requested
@@ -374,6 +375,19 @@ def upload_paper_to_project(*, project: Project, user: User, data: bytes, filena
     return UploadedToProject(
         paper=added.paper, already_in_library=added.already_in_library, already_in_project=not linked
     )
+
+
+def add_uploads_to_project(*, project: Project, user: User, files: Iterable[Upload]) -> UploadBatch:
+    """Upload each of *files* into *user*'s library and *project* (`upload_paper_to_project`, one
+    file at a time: see `papers.services.upload_each`; the caller checked `Role.WRITER`). A bad
+    file, an exhausted upload rate or a full project refuses that file only; nothing of a refused
+    file is stored. An outcome's `already` is True when the project already held the paper."""
+
+    def add(data: bytes, filename: str) -> tuple[Paper, bool, bool]:
+        added = upload_paper_to_project(project=project, user=user, data=data, filename=filename)
+        return added.paper, added.already_in_library, added.already_in_project
+
+    return upload_each(user=user, files=files, add=add)
 
 
 @transaction.atomic

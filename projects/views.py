@@ -13,11 +13,9 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotagent.errors import AnnotagentError
 from annotagent.http import AuthenticatedHttpRequest, attachment_response
-from annotagent.ratelimit import check_user_rate
 from chat.services import chat_history_page, clear_chat
 from chat.suggestions import suggested_prompts
 from papers.forms import UploadForm
-from papers.services import read_upload
 from papers.views import paper_file_response, render_reader
 from papers.works import searched_papers
 from projects.forms import AddPapersForm, MemberForm, ProjectForm
@@ -25,6 +23,7 @@ from projects.models import Project, Role, members_of, papers_as_added
 from projects.services import (
     add_member,
     add_papers_to_project,
+    add_uploads_to_project,
     create_project,
     delete_project,
     ensure_default_project,
@@ -40,7 +39,6 @@ from projects.services import (
     set_member_role,
     set_project_archived,
     update_project,
-    upload_paper_to_project,
 )
 
 
@@ -165,23 +163,24 @@ def upload(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     project = get_project_for_user(request.user, pk, need=Role.WRITER)
     form = UploadForm(request.POST, request.FILES)
     if not form.is_valid():
-        messages.error(request, "Choose a PDF file to upload.")
+        messages.error(request, "Choose one or more PDF files to upload.")
         return redirect("projects:detail", pk=project.pk)
-    file = form.cleaned_data["file"]
-    try:
-        check_user_rate(user_id=request.user.pk, action="upload")
-        data = read_upload(file, size=file.size)
-        added = upload_paper_to_project(project=project, user=request.user, data=data, filename=file.name)
-    except AnnotagentError as exc:
-        messages.error(request, exc.message)
+    batch = add_uploads_to_project(project=project, user=request.user, files=form.cleaned_data["file"])
+    if len(batch.outcomes) > 1:
+        level = messages.WARNING if batch.refused else messages.SUCCESS
+        messages.add_message(request, level, batch.summary(already="already in this project"))
         return redirect("projects:detail", pk=project.pk)
-    title = added.paper.display_title
-    if added.already_in_project:
-        messages.info(request, f"“{title}” is already in this project.")
-    elif added.already_in_library:
-        messages.info(request, f"“{title}” is already in your library; it is now in this project too.")
-    else:
-        messages.success(request, f"Added “{title}” to your library and this project.")
+    (outcome,) = batch.outcomes
+    if outcome.error is not None:
+        messages.error(request, outcome.error.message)
+    elif outcome.paper is not None:
+        title = outcome.paper.display_title
+        if outcome.already:
+            messages.info(request, f"“{title}” is already in this project.")
+        elif outcome.already_in_library:
+            messages.info(request, f"“{title}” is already in your library; it is now in this project too.")
+        else:
+            messages.success(request, f"Added “{title}” to your library and this project.")
     return redirect("projects:detail", pk=project.pk)
 
 

@@ -114,7 +114,7 @@ def chunk_store(_embedded_mongo_uri, settings):
     Needs database access (the binding reads `indexing.models.Installation`)."""
     from pymongo import MongoClient
 
-    from indexing import retrieval, store
+    from indexing import fulltext, retrieval, store
     from indexing.embedding_cache import sentence_embeddings
 
     sentence_embeddings.clear()  # the store is dropped below; so is what this process kept of it
@@ -122,6 +122,7 @@ def chunk_store(_embedded_mongo_uri, settings):
     settings.MONGODB_DB = "annotagent_test"
     store.reset_client()
     retrieval.matrix_cache.clear()
+    fulltext.paper_texts.clear()
     store.get_client().drop_database(settings.MONGODB_DB)  # chunks and the installation binding
     store.ensure_indexes()
     yield store.get_collection()
@@ -130,6 +131,7 @@ def chunk_store(_embedded_mongo_uri, settings):
         client.drop_database("annotagent_test")
     store.reset_client()
     retrieval.matrix_cache.clear()
+    fulltext.paper_texts.clear()
 
 
 # --- the paid network service, faked --------------------------------------------------------------

@@ -713,3 +713,42 @@ def test_a_refused_question_goes_back_into_the_box(visit):
     expect(page.locator("#chat-messages > .message-user")).to_have_count(before)
     assert box.input_value() == too_long.strip()
     visitor.check_console()
+
+
+@pytest.mark.browser
+def test_pdfs_dropped_on_the_library_upload_and_full_text_search_opens_the_page(visit):
+    from playwright.sync_api import expect
+
+    user = visit()
+    page = user.page
+    user.sign_in(DEMO_USERNAME, DEMO_PASSWORD)
+    user.goto("/papers/")
+    expect(page.locator(".drop-hint")).to_be_visible()  # the module enhanced the plain input
+
+    pdf = make_pdf_bytes(["The okapi replication protocol keeps every okapi in step."], title="Okapi Replication")
+    dropped = page.evaluate_handle(
+        """(pdf) => {
+            const files = new DataTransfer();
+            files.items.add(new File([new Uint8Array(pdf)], "okapi.pdf", { type: "application/pdf" }));
+            files.items.add(new File(["not a pdf"], "notes.txt", { type: "text/plain" }));
+            return files;
+        }""",
+        list(pdf),
+    )
+    page.dispatch_event("h1", "dragenter", {"dataTransfer": dropped})
+    expect(page.locator(".upload-form")).to_have_class(re.compile(r"\bdrop-active\b"))
+    page.dispatch_event("h1", "dragover", {"dataTransfer": dropped})
+    page.dispatch_event("h1", "drop", {"dataTransfer": dropped})
+
+    expect(page.locator(".flash")).to_have_text("1 added, 1 refused: “notes.txt”: The file is not a PDF.")
+    expect(page.locator(".paper-card", has_text="okapi.pdf")).to_be_visible()
+
+    page.get_by_label("Search").fill("randomized election timeouts")
+    page.get_by_role("button", name="Filter").click()
+    card = page.locator(".paper-card")
+    expect(card).to_have_count(1)
+    expect(card.locator(".card-title")).to_contain_text("Understandable Consensus")
+    expect(card.locator(".text-match mark")).to_have_text(re.compile("randomized election timeouts", re.IGNORECASE))
+    card.locator(".text-match a").click()
+    expect(page).to_have_url(re.compile(r"/read/\?page=\d+&quote=randomized"))
+    user.check_console()

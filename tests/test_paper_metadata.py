@@ -302,15 +302,15 @@ def library(alice, add_paper):
 
 def test_my_papers_are_those_listing_one_of_my_names(alice, library):
     set_author_names(user=alice, names=["S. Ghemawat", "Ghemawat, S."])
-    mine = library_papers(user=alice, criteria=MetadataFilter(), mine=True)
+    mine = library_papers(user=alice, criteria=MetadataFilter(), mine=True).papers
     assert {p.pk for p in mine} == {library["gfs"].pk, library["bigtable"].pk}
 
 
 def test_filters_read_the_corrected_metadata(alice, library):
     correct_paper_metadata(user=alice, paper=library["paxos"], changes={"year": 2006})
-    found = library_papers(user=alice, criteria=MetadataFilter(year=2006))
+    found = library_papers(user=alice, criteria=MetadataFilter(year=2006)).papers
     assert {p.pk for p in found} == {library["bigtable"].pk, library["chubby"].pk, library["paxos"].pk}
-    assert [p.pk for p in library_papers(user=alice, criteria=MetadataFilter(first_author="Ghemawat"))] == [
+    assert [p.pk for p in library_papers(user=alice, criteria=MetadataFilter(first_author="Ghemawat")).papers] == [
         library["gfs"].pk
     ]
 

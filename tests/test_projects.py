@@ -288,7 +288,7 @@ def test_a_full_project_offers_no_picker_and_no_upload(alice, project, add_paper
 
     assert 'id="paper-picker"' not in page
     assert "This project is full: it holds 1 of 1 papers." in page
-    assert 'name="file" accept="application/pdf,.pdf" required disabled' in page
+    assert 'name="file" accept="application/pdf,.pdf" multiple required disabled' in page
 
 
 # --- retry a failed paper ------------------------------------------------------------------------------

@@ -137,7 +137,7 @@ def versions(alice):
 
 def test_the_published_version_is_primary_by_default_then_the_newest(alice, versions):
     preprint, published = versions
-    [work] = library_works(user=alice, criteria=MetadataFilter())
+    [work] = library_works(user=alice, criteria=MetadataFilter()).works
     assert (work.key, work.primary, work.versions, work.chosen) == ("arxiv:2101.00001", published, (preprint,), False)
 
     first = library_file(alice, "gears 1", title="Gears", doc_key="pmid:123456")
@@ -145,16 +145,16 @@ def test_the_published_version_is_primary_by_default_then_the_newest(alice, vers
     gears = get_work_for_user(alice, first.pk)
     assert (gears.primary, gears.versions) == (second, (first,))
     lone = library_file(alice, "lone", title="Lone", doc_key=f"sha256:{'a' * 64}")
-    assert len(library_works(user=alice, criteria=MetadataFilter())) == 3
+    assert len(library_works(user=alice, criteria=MetadataFilter()).works) == 3
     assert get_work_for_user(alice, lone.pk).key == ""
 
 
 def test_a_filter_lists_the_whole_work_whose_file_it_admits(alice, versions):
     preprint, published = versions
     Paper.objects.filter(pk=preprint.pk).update(year=2020)
-    [work] = library_works(user=alice, criteria=MetadataFilter(year=2020))
+    [work] = library_works(user=alice, criteria=MetadataFilter(year=2020)).works
     assert (work.primary, work.versions) == (published, (preprint,))
-    assert library_works(user=alice, criteria=MetadataFilter(year=1999)) == []
+    assert library_works(user=alice, criteria=MetadataFilter(year=1999)).works == []
 
 
 def test_choosing_the_primary_is_one_users_alone(alice, bob, versions):
@@ -286,6 +286,24 @@ def test_indexing_keys_the_versions_and_recognises_the_supplement(alice, work_pr
         (papers["preprint"],),
         (papers["supplement"],),
     )
+
+
+def test_a_full_text_match_in_a_supplement_shows_on_its_works_card_and_opens_the_supplement(
+    alice, mallory, work_project, client_for, api_client_for
+):
+    _, papers = work_project
+    supplement = papers["supplement"]
+
+    response = client_for(alice).get(reverse("papers:library"), {"q": "calibration torque"})
+
+    [(work, (file, match))] = response.context["entries"]
+    assert work.primary == papers["published"] and file == supplement and match.page == 1
+    assert match.match.lower() == "calibration torque"
+    page = response.content.decode()
+    assert f'href="{reverse("papers:reader", args=[supplement.pk])}?page=1&amp;quote=calibration%20torque"' in page
+    [listed] = api_client_for(alice).get(reverse("api:library-works"), {"q": "calibration torque"}).json()
+    assert (listed["primary"]["id"], listed["text_match"]["paper_id"]) == (papers["published"].pk, supplement.pk)
+    assert client_for(mallory).get(reverse("papers:library"), {"q": "calibration torque"}).context["entries"] == []
 
 
 def test_two_versions_of_one_work_are_retrieved_once(work_project):

@@ -1,5 +1,6 @@
 """`manage.py papers --user USERNAME [--first-author NAME] [--author NAME] [--year Y] [--before Y]
-[--after Y] [--venue TEXT] [--text TEXT] [--mine] [--json]`: a user's library, filtered by metadata.
+[--after Y] [--venue TEXT] [--text TEXT] [--mine] [--json]`: a user's library, filtered by metadata
+(`--text` also searches the papers' full text).
 
 Metadata is what that user sees: the PDF's, with their own corrections. `--mine` keeps the papers
 that list one of the names they publish under (set in their profile), name variants included.
@@ -45,7 +46,7 @@ class Command(BaseCommand):
         parser.add_argument("--before", help="published before this year")
         parser.add_argument("--after", help="published after this year")
         parser.add_argument("--venue", default="", help="text in the venue (OSDI, SOSP, ...)")
-        parser.add_argument("--text", default="", help="text in the title, authors or venue")
+        parser.add_argument("--text", default="", help="text in the title, authors or venue, or in the full text")
         parser.add_argument("--mine", action="store_true", help="papers listing one of the user's author names")
         parser.add_argument("--json", action="store_true", help="print a JSON list")
 
@@ -63,12 +64,14 @@ class Command(BaseCommand):
                 venue=options["venue"],
                 text=options["text"],
             )
-            papers = library_papers(user=user, criteria=criteria, mine=options["mine"])
+            listing = library_papers(user=user, criteria=criteria, mine=options["mine"])
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         except AnnotagentError as exc:
             raise CommandError(exc.message) from exc
-        records = [paper_record(paper) for paper in papers]
+        if listing.full_text_error is not None:
+            self.stderr.write(f"Only titles, authors and venues were searched: {listing.full_text_error.message}")
+        records = [paper_record(paper) for paper in listing.papers]
         if options["json"]:
             self.stdout.write(json.dumps(records, indent=2, ensure_ascii=False))
             return
