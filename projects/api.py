@@ -288,6 +288,11 @@ class UploadView(APIView):
         summary="Upload a PDF into my library and a project (writer; `project_id` omitted: my default project)",
     )
     def post(self, request: AuthenticatedRequest) -> Response:
+        if len(request.FILES.getlist("file")) > 1:
+            # Never keep one and drop the others unsaid.
+            raise serializers.ValidationError(
+                {"file": ["One file per request here; send several to POST /api/library/ as `files`."]}
+            )
         body = ProjectUploadSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         project = get_project_for_user(request.user, body.validated_data.get("project_id"), need=Role.WRITER)
