@@ -195,6 +195,7 @@ class ProjectPapersView(APIView):
     )
     def post(self, request: AuthenticatedRequest, pk: int) -> Response:
         project = get_project_for_user(request.user, pk, need=Role.WRITER)
+        refuse_several_files(request)
         body = AddProjectPapersSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
@@ -279,6 +280,15 @@ class ProjectUploadSerializer(serializers.Serializer[None]):
     project_id = serializers.IntegerField(required=False, help_text="The project; my default project when omitted.")
 
 
+def refuse_several_files(request: AuthenticatedRequest) -> None:
+    """Raise ValidationError when a one-file upload carries several `file` parts: never keep one
+    and drop the others unsaid."""
+    if len(request.FILES.getlist("file")) > 1:
+        raise serializers.ValidationError(
+            {"file": ["One file per request here; send several to POST /api/library/ as `files`."]}
+        )
+
+
 class UploadView(APIView):
     parser_classes = [MultiPartParser, FormParser]
 
@@ -288,11 +298,7 @@ class UploadView(APIView):
         summary="Upload a PDF into my library and a project (writer; `project_id` omitted: my default project)",
     )
     def post(self, request: AuthenticatedRequest) -> Response:
-        if len(request.FILES.getlist("file")) > 1:
-            # Never keep one and drop the others unsaid.
-            raise serializers.ValidationError(
-                {"file": ["One file per request here; send several to POST /api/library/ as `files`."]}
-            )
+        refuse_several_files(request)
         body = ProjectUploadSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         project = get_project_for_user(request.user, body.validated_data.get("project_id"), need=Role.WRITER)

@@ -141,11 +141,15 @@ def test_a_non_pdf_upload_answers_with_a_stable_code(alice, api_client_for):
 def test_two_files_to_the_one_file_upload_are_refused_and_nothing_is_kept(alice, api_client_for, make_pdf):
     files = [SimpleUploadedFile(f"{n}.pdf", make_pdf([f"Paper number {n}."]), "application/pdf") for n in (1, 2)]
 
-    response = api_client_for(alice).post("/api/upload/", {"file": files}, format="multipart")
+    project = create_project(owner=alice, name="Two at once")
+    for url in ("/api/upload/", f"/api/projects/{project.pk}/papers/"):
+        for file in files:
+            file.seek(0)
+        response = api_client_for(alice).post(url, {"file": files}, format="multipart")
 
-    assert response.status_code == HTTPStatus.BAD_REQUEST
-    assert "/api/library/" in str(response.json())
-    assert not Paper.objects.exists()
+        assert response.status_code == HTTPStatus.BAD_REQUEST, url
+        assert "/api/library/" in str(response.json())
+        assert not Paper.objects.exists()
 
 
 def test_an_oversized_upload_answers_with_a_stable_code(alice, api_client_for, make_pdf, settings):
