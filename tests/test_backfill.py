@@ -42,7 +42,16 @@ def embedded_texts(stub) -> str:
     return "\n".join(text for request in stub.embedding_requests for text in request["input"])
 
 
-def test_an_interrupted_backfill_resumes_without_re_embedding_finished_papers(alice, stub):
+@pytest.fixture
+def ctrl_c_interrupts():
+    """SIGINT raises KeyboardInterrupt, as at a terminal, even where this process was started with
+    SIGINT ignored (a job a non-interactive shell put in the background)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_an_interrupted_backfill_resumes_without_re_embedding_finished_papers(alice, stub, ctrl_c_interrupts):
     papers = [new_paper(alice, [text]) for text in TEXTS]
 
     def ctrl_c_on_the_second_paper(body):
