@@ -333,7 +333,7 @@ def _opening_line(text: str) -> str:
     extractive answer's "Extractive answer (...):"), without list marks, quotes or citations."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     line = next((line for line in lines if not line.endswith(":")), lines[0] if lines else "")
-    line = re.sub(r"\[\d+(?:[,\s\u2013-]+\d+)*\]", "", line)
+    line = re.sub(r"\s*\[\d+(?:[,\s\u2013-]+\d+)*\]", "", line)
     return line.lstrip("-*\u2022 ").replace("\u201c", "").replace("\u201d", "")
 
 

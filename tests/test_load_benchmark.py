@@ -165,6 +165,8 @@ def test_ctrl_c_during_a_production_run_leaves_no_process_database_or_redis_keys
             stdout=subprocess.DEVNULL,
             stderr=err,
             start_new_session=True,
+            # Ctrl-C must reach it even when this run was started with SIGINT ignored (a background job).
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
     deadline = time.monotonic() + WAIT_SECONDS
     try:

@@ -192,14 +192,21 @@ def test_a_killed_workers_paper_is_picked_up_by_the_other_worker(profile, warm):
     )[0]
     assert version not in ("", killed_version) and claim == ""
     survivor = "worker2" if victim == "worker1" else "worker1"
+
     # The survivor took the lapsed claim over: through the claim watcher, or through the paper's
     # second queued index task when that ran after the lease ran out (either order happens).
-    rebuilt_by = profile.sql(
-        "SELECT worker_ids FROM django_tasks_database_dbtaskresult WHERE status = 'SUCCESSFUL' "
-        "AND args_kwargs::text ~ %s",
-        rf"\m{paper_id}\M",
-    )
+    def rebuilt_by() -> list[tuple[Any, ...]]:
+        return profile.sql(
+            "SELECT worker_ids FROM django_tasks_database_dbtaskresult WHERE status = 'SUCCESSFUL' "
+            "AND args_kwargs::text ~ %s",
+            rf"\m{paper_id}\M",
+        )
+
     # (A task the victim had started and the survivor finished lists both workers, the survivor last.)
-    assert any(workers and workers[-1] == survivor for (workers,) in rebuilt_by), (survivor, rebuilt_by)
+    # The task is marked successful just after the paper it built is saved ready: wait for it.
+    profile.wait(
+        "the survivor's task to be marked successful",
+        lambda: any(workers and workers[-1] == survivor for (workers,) in rebuilt_by()),
+    )
     profile.manage("check_index")  # asserts success: the killed build's partial chunks are gone too
     assert chunk_count > 0
