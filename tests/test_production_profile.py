@@ -18,6 +18,7 @@ import json
 import os
 import secrets
 import urllib.request
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -121,7 +122,11 @@ def test_two_workers_index_at_once_and_never_collide(profile, warm):
         "SELECT args_kwargs, worker_ids, status, started_at, finished_at FROM django_tasks_database_dbtaskresult "
         "WHERE task_path = 'indexing.tasks.index_paper'"
     )
-    assert len(runs) == 4 and {status for *_, status, _, _ in runs} == {"SUCCESSFUL"}
+    # Each paper is queued by its upload, and again by its project unless it was ready by then (a
+    # loaded machine decides which): one task or two per paper, every one of them successful.
+    per_paper = Counter(args["kwargs"]["paper_id"] for args, *_ in runs)
+    assert set(per_paper) == set(warm["papers"]) and set(per_paper.values()) <= {1, 2}, runs
+    assert {status for *_, status, _, _ in runs} == {"SUCCESSFUL"}
     assert {worker for _, workers, *_ in runs for worker in workers} == {"worker1", "worker2"}
     papers = profile.sql(
         "SELECT id, index_version, index_claim, chunk_count FROM papers_paper WHERE id = ANY(%s)", warm["papers"]
