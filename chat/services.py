@@ -300,17 +300,12 @@ def extractive_answer(
     if not candidates:
         candidates = fallback_candidates(references)
     query = embed_query(analysis.query) if query_embedding is None else query_embedding
-    cheap = cheap_scores(candidates, analysis)  # both the embedding choice and the scores read them
-    dense = embed_candidates(candidates, analysis, query, sentence_vectors.embed, cheap=cheap)
-    for paper_id, own_query in analysis.paper_queries if not analysis.parts else ():
-        # Each side of a comparison is judged against its own side of the question.
-        own = embed_candidates(candidates, analysis, embed_query(own_query), sentence_vectors.embed, cheap=cheap)
-        rows = [row for row, candidate in enumerate(candidates) if candidate.paper_id == paper_id]
-        dense[rows] = own[rows]
-    scored = score_candidates(candidates, analysis, dense, cheap=cheap)
+    scored = _scored_for(candidates, analysis, query)
     chosen = None
     if analysis.parts:  # a compound question: evidence for each thing it asks
-        chosen = choose_part_evidence([(_scored_for(candidates, part), part) for part in analysis.parts])
+        chosen = choose_part_evidence(
+            [(_scored_for(candidates, part, embed_query(part.query)), part) for part in analysis.parts]
+        )
     answer = compose_answer(scored, analysis, titles=labels, texts=[ref.text for ref in references], chosen=chosen)
     if answer.text:
         return answer
@@ -325,10 +320,16 @@ def extractive_answer(
     )
 
 
-def _scored_for(candidates: list[Sentence], analysis: QuestionAnalysis) -> list[Scored]:
-    """*candidates* scored against one sub-question (`QuestionAnalysis.parts`)."""
-    cheap = cheap_scores(candidates, analysis)
-    dense = embed_candidates(candidates, analysis, embed_query(analysis.query), sentence_vectors.embed, cheap=cheap)
+def _scored_for(candidates: list[Sentence], analysis: QuestionAnalysis, query: np.ndarray) -> list[Scored]:
+    """*candidates* scored against *analysis* (the question, or one of its `parts`), whose query's
+    embedding is *query*; each side of a comparison (`paper_queries`, unless the question has parts)
+    against its own side of the question."""
+    cheap = cheap_scores(candidates, analysis)  # both the embedding choice and the scores read them
+    dense = embed_candidates(candidates, analysis, query, sentence_vectors.embed, cheap=cheap)
+    for paper_id, own_query in analysis.paper_queries if not analysis.parts else ():
+        own = embed_candidates(candidates, analysis, embed_query(own_query), sentence_vectors.embed, cheap=cheap)
+        rows = [row for row, candidate in enumerate(candidates) if candidate.paper_id == paper_id]
+        dense[rows] = own[rows]
     return score_candidates(candidates, analysis, dense, cheap=cheap)
 
 
@@ -524,8 +525,6 @@ class AnswerSession(StreamedAnswer):
     history: list[Turn] = field(default_factory=list)
     analysis: QuestionAnalysis | None = None
     labels: dict[int, PaperLabel] = field(default_factory=dict)
-    bibtex: dict[int, str] = field(default_factory=dict)  # paper id -> its BibTeX entry
-    supplements: set[int] = field(default_factory=set)  # ids of the papers that are supplements
     quotes: dict[int, str] = field(default_factory=dict)
     answer_message: ChatMessage | None = None
     question_message: ChatMessage | None = None
@@ -581,8 +580,6 @@ class AnswerSession(StreamedAnswer):
         self.cited_papers = {p.pk: p for p in papers}
         # The metadata the project's owner sees: the PDF's, with their corrections over it.
         self.labels = paper_labels((p.pk, p.display_title, p.cited.authors_text, p.cited.year) for p in papers)
-        self.bibtex = {p.pk: paper_bibtex(p) for p in papers}
-        self.supplements = {p.pk for p in papers if p.is_supplement}
 
     def citation(self, n: int) -> dict[str, object]:
         """The reference's citation plus what the hover card shows: the paper's label (title, with
@@ -594,6 +591,8 @@ class AnswerSession(StreamedAnswer):
         paper = self.labels.get(reference.paper_id)
         if paper is None:
             return citation
+        # The labels' papers are `cited_papers` (`_load_labels`); an entry is built per citation.
+        record = self.cited_papers[reference.paper_id]
         return citation | {
             "label": paper.label,
             "author": paper.first_author,
@@ -604,9 +603,9 @@ class AnswerSession(StreamedAnswer):
                 year=paper.year,
                 page=str(citation.get("printed") or reference.page),
                 title=paper.title,
-                supplement=reference.paper_id in self.supplements,
+                supplement=record.is_supplement,
             ),
-            "bibtex": self.bibtex.get(reference.paper_id, ""),
+            "bibtex": paper_bibtex(record),
         }
 
     def _cited_texts(self, n: int) -> list[str]:
