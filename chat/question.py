@@ -596,9 +596,29 @@ def _resolve_references(
 def content_terms(text: str, papers: Sequence[PaperRef]) -> tuple[str, ...]:
     """`key_terms` of *text* once the places it names one of *papers* are cut out: "What chunk
     size does GFS use?" -> ("chunk", "size")."""
-    for mention in reversed(mentions(text, papers)):
-        text = text[: mention.start] + " " + text[mention.end :]
-    return key_terms(text)
+    return key_terms(cut_mentions(text, papers))
+
+
+# The connective that goes with a name cut out of a list of papers: "Raft[ and Chubby]", "[GFS, ]Bigtable".
+_BEFORE_NAME = re.compile(r"(?:\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|vs\.?|versus)\s+)$", re.IGNORECASE)
+_AFTER_NAME = re.compile(r"^(?:\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|vs\.?|versus)\s+)", re.IGNORECASE)
+
+
+def cut_mentions(text: str, papers: Sequence[PaperRef], *, keep: int | None = None) -> str:
+    """*text* without the places it names one of *papers* (`mentions`), each with the connective
+    that lists it ("Raft[ and Chubby]"), except where it names paper *keep*; spaces folded."""
+    found = mentions(text, papers)
+    kept = {(m.start, m.end) for m in found if m.paper_id == keep}
+    for mention in reversed(found):
+        if (mention.start, mention.end) in kept:
+            continue
+        start, end = mention.start, mention.end
+        before = _BEFORE_NAME.search(text[:start])
+        after = None if before else _AFTER_NAME.match(text[end:])
+        start = before.start() if before else start
+        end = end + after.end() if after else end
+        text = text[:start] + " " + text[end:]
+    return " ".join(text.split())
 
 
 def _looks_like_follow_up(question: str, papers: Sequence[PaperRef]) -> bool:
@@ -696,11 +716,6 @@ def analyse_question(question: str, *, history: Sequence[Turn], papers: Sequence
     return replace(analysis, parts=parts, paper_queries=paper_queries(analysis.query, focus, parts, papers))
 
 
-# The connective that goes with a name cut out of a list of papers: "Raft[ and Chubby]", "[GFS, ]Bigtable".
-_BEFORE_NAME = re.compile(r"(?:\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|vs\.?|versus)\s+)$", re.IGNORECASE)
-_AFTER_NAME = re.compile(r"^(?:\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|vs\.?|versus)\s+)", re.IGNORECASE)
-
-
 def paper_queries(
     query: str, named: Sequence[int], parts: Sequence[QuestionAnalysis], papers: Sequence[PaperRef]
 ) -> tuple[tuple[int, str], ...]:
@@ -715,19 +730,8 @@ def paper_queries(
     out = []
     for paper_id in named:
         pieces = [p.query for p in parts if paper_id in p.named_paper_ids or not named_papers(p.query, papers)]
-        text = " ".join(pieces) if parts else query
-        found = mentions(text, papers)
-        own = {(m.start, m.end) for m in found if m.paper_id == paper_id}
-        for mention in reversed(found):
-            if (mention.start, mention.end) in own:
-                continue
-            start, end = mention.start, mention.end
-            before = _BEFORE_NAME.search(text[:start])
-            after = None if before else _AFTER_NAME.match(text[end:])
-            start = before.start() if before else start
-            end = end + after.end() if after else end
-            text = text[:start] + " " + text[end:]
-        out.append((paper_id, " ".join(text.split()).replace(" ?", "?").replace(" ,", ",")))
+        text = cut_mentions(" ".join(pieces) if parts else query, papers, keep=paper_id)
+        out.append((paper_id, text.replace(" ?", "?").replace(" ,", ",")))
     return tuple(out)
 
 

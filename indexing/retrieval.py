@@ -579,8 +579,8 @@ def leg_candidates(dense: Sequence[Hit], lexical: Sequence[Hit]) -> list[Hit]:
     return [*dense, *(hit for hit in lexical if (hit.paper_id, hit.chunk_index) not in seen)]
 
 
-def rerank_dense(dense: Sequence[Hit], lexical: Sequence[Hit], best_sentence: np.ndarray, *, limit: int) -> list[Hit]:
-    """The dense leg re-ranked over the candidates of both legs (`leg_candidates`) by chunk
+def rerank_dense(candidates: Sequence[Hit], best_sentence: np.ndarray, *, limit: int) -> list[Hit]:
+    """The dense leg re-ranked over *candidates* (both legs' hits: `leg_candidates`) by chunk
     cosine + best sentence cosine (*best_sentence*, one per candidate in that order; a NaN counts
     the chunk's own cosine twice), at most *limit*, with new `dense_rank`s.
 
@@ -589,7 +589,7 @@ def rerank_dense(dense: Sequence[Hit], lexical: Sequence[Hit], best_sentence: np
     (dense leg alone, 81 gold passages): gold passage in the top 15 0.58 -> 0.65, top 5 0.31 -> 0.48.
     Hits without a cosine (lexical-only hits on Atlas) stay out of the dense leg."""
     combined = []
-    for hit, sentence in zip(leg_candidates(dense, lexical), best_sentence, strict=True):
+    for hit, sentence in zip(candidates, best_sentence, strict=True):
         if math.isnan(hit.score):
             continue
         combined.append((hit.score + (hit.score if math.isnan(sentence) else float(sentence)), hit))
@@ -634,8 +634,8 @@ def rank_hits(
             dense, _ = legs(embed_query(question), False)
         return dense, "dense"
     if sentence_scorer is not None and query is not None and mode != "lexical":
-        texts = [hit.text for hit in leg_candidates(dense, lexical)]
-        dense = rerank_dense(dense, lexical, sentence_scorer(texts, query), limit=limit)
+        pool = leg_candidates(dense, lexical)
+        dense = rerank_dense(pool, sentence_scorer([hit.text for hit in pool], query), limit=limit)
     if mode == "dense":
         return dense, mode
     if mode == "lexical":

@@ -7,7 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from indexing.retrieval import Focus, Hit, rerank_dense, retrieve_passages, select_passages
+from indexing.retrieval import Focus, Hit, leg_candidates, rerank_dense, retrieve_passages, select_passages
 from indexing.services import index_paper
 from papers.services import add_paper_to_library
 from projects.services import add_papers_to_project, create_project
@@ -200,13 +200,13 @@ def test_the_dense_leg_is_reranked_by_each_chunks_best_sentence():
     dense = hits((1, 0.50), (1, 0.45))
     lexical = [Hit(paper_id=2, chunk_index=9, page_number=1, text="t9", score=0.40, lexical_rank=1)]
     # The third candidate (lexical only) holds a sentence close to the question.
-    reranked = rerank_dense(dense, lexical, np.array([0.50, 0.46, 0.80]), limit=3)
+    reranked = rerank_dense(leg_candidates(dense, lexical), np.array([0.50, 0.46, 0.80]), limit=3)
     assert [(hit.paper_id, hit.chunk_index, hit.dense_rank) for hit in reranked] == [(2, 9, 1), (1, 0, 2), (1, 1, 3)]
     assert reranked[0].score == 0.40  # the relevance bar still reads the chunk's own cosine
 
 
 def test_a_chunk_without_known_sentence_vectors_counts_its_own_cosine_twice():
-    reranked = rerank_dense(hits((1, 0.50), (1, 0.45)), [], np.array([np.nan, 0.9]), limit=1)
+    reranked = rerank_dense(hits((1, 0.50), (1, 0.45)), np.array([np.nan, 0.9]), limit=1)
     assert [hit.chunk_index for hit in reranked] == [1]  # 0.45 + 0.9 beats 0.50 + 0.50
 
 
