@@ -453,6 +453,12 @@ _ASKING = frozenset(
 _AUX = r"(?:does|do|did|is|are|was|were|can|could|will|would|should|has|have|had)"
 
 
+def key_stems(analysis: QuestionAnalysis) -> tuple[str, ...]:
+    """The question's key terms (plain lower-case words from question analysis) in the stemmed,
+    number-normalised form of the candidates' `terms`, unique, in order."""
+    return tuple(dict.fromkeys(t for key in analysis.key_terms for t in terms(key)))
+
+
 def asked_terms(question: str) -> list[str]:
     """The terms naming the thing a question asks about: the words after "how many/much" or between
     "what" and its verb ("What chunk size does GFS use?" -> chunk, size), or after "what is the"
@@ -646,14 +652,14 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
         # "At what temperature are the oxides synthesised?" is answered by "... at 350 degrees
         # Celsius": a number in the unit of the measure asked for stands for the measure's name.
         in_its_unit = measure in ("time", "bytes", "power", "temperature") and fit == 1.0
-        key = {t for k in analysis.key_terms for t in terms(k)}
+        key = set(key_stems(analysis))
         return (near and fit >= 0.5) or (in_its_unit and bool(key & text_terms))
     if kind == AnswerType.ENTITY and not near:
         # "Which tools does S2ORC use to extract text?" is answered by "We then use GROBID to process
         # each PDF": a name the question lacks, with the question's other terms, not the word "tools".
         question_words = {w.casefold() for w in re.findall(r"[\w-]+", analysis.query)}
         new_name = any(name.casefold() not in question_words for name in _NAME.findall(text) + _ACRONYM.findall(text))
-        key = {t for k in analysis.key_terms for t in terms(k)}
+        key = set(key_stems(analysis))
         return new_name and len(key & text_terms) >= min(2, len(key))
     return near
 
@@ -717,9 +723,7 @@ def first_mentions(candidates: Sequence[Sentence], asked: Sequence[str]) -> list
 def cheap_scores(candidates: Sequence[Sentence], analysis: QuestionAnalysis) -> CheapScores:
     """Per candidate, without embeddings: `(lexical, type_match, novelty, states)`; lexical and
     novelty in [0, 1] (see `score_candidates`)."""
-    # Key terms from question analysis are plain lower-case words: put them in the same (stemmed,
-    # number-normalised) form as the candidates' terms before matching.
-    question_terms = list(dict.fromkeys(t for key in analysis.key_terms for t in terms(key))) or terms(analysis.query)
+    question_terms = list(key_stems(analysis)) or terms(analysis.query)
     weights = term_weights(candidates, question_terms)
     mass = sum(weights.values()) or 1.0
     qset = set(question_terms)
@@ -930,7 +934,7 @@ def missing_names(analysis: QuestionAnalysis, texts: Sequence[str], titles: Sequ
     acronyms = {_acronym(title) for title in titles}
     # Question analysis leaves the names of the papers a question names ("Raft", "Ongaro") out of its
     # key terms: such a name says which paper to read, not a thing the passages must name.
-    key = {t for k in analysis.key_terms for t in terms(k)}
+    key = set(key_stems(analysis))
     haystack_terms = set(terms(haystack))
     return [
         name
