@@ -115,18 +115,21 @@ def is_work_key(key: str) -> bool:
     return bool(key) and not key.startswith("sha256:")
 
 
-def published_rank(paper: Paper) -> tuple[bool, bool]:
-    """(has a venue, has a DOI), as the viewer sees the paper (`Paper.cited`), neither counting when
-    it is a preprint server's ("arXiv", 10.48550/..., bioRxiv's 10.1101/...)."""
+def published_rank(paper: Paper) -> tuple[bool, bool, bool]:
+    """(has a venue, has a DOI, carries no arXiv id), as the viewer sees the paper (`Paper.cited`),
+    venue and DOI not counting when they are a preprint server's ("arXiv", 10.48550/..., bioRxiv's
+    10.1101/...): a preprint sharing the published DOI, its venue unread, still carries the arXiv
+    stamp the published file lacks."""
     cited = paper.cited
     doi = re.sub(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", "", cited.doi.strip(), flags=re.IGNORECASE)
     return (
         bool(cited.venue.strip()) and not _PREPRINT_VENUE.search(cited.venue),
         bool(doi) and not _PREPRINT_DOI.match(doi),
+        not paper.arxiv_id,
     )
 
 
-def _primary_rank(paper: Paper) -> tuple[bool, bool, bool, float, int]:
+def _primary_rank(paper: Paper) -> tuple[bool, bool, bool, bool, float, int]:
     added: datetime | None = getattr(paper, "library_added_at", None)
     return (
         bool(getattr(paper, "library_chosen_primary", False)),

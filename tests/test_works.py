@@ -149,6 +149,14 @@ def test_the_published_version_is_primary_by_default_then_the_newest(alice, vers
     assert get_work_for_user(alice, lone.pk).key == ""
 
 
+def test_a_preprint_sharing_the_published_doi_with_no_venue_read_is_not_the_primary(alice):
+    doi = dict(title="Glacier", doc_key="doi:10.5555/glacier", doi="10.5555/glacier")
+    published = library_file(alice, "published glacier", **doi)
+    preprint = library_file(alice, "preprint glacier", arxiv_id="2301.01234", **doi)  # added last
+    work = get_work_for_user(alice, preprint.pk)
+    assert (work.primary, work.versions) == (published, (preprint,))
+
+
 def test_a_filter_lists_the_whole_work_whose_file_it_admits(alice, versions):
     preprint, published = versions
     Paper.objects.filter(pk=preprint.pk).update(year=2020)
