@@ -873,23 +873,38 @@ def choose_evidence(scored: Sequence[Scored], analysis: QuestionAnalysis) -> lis
 MAX_QUOTES_PART = 2
 
 
-def choose_part_evidence(parts: Sequence[tuple[Sequence[Scored], QuestionAnalysis]]) -> list[Scored]:
+@dataclass(frozen=True)
+class PartEvidence:
+    """The quotes for a compound question (`choose_part_evidence`) and the sub-questions
+    (`QuestionAnalysis.parts`) none of whose chosen quotes states what they ask."""
+
+    chosen: list[Scored]
+    unanswered: list[QuestionAnalysis]
+
+
+def choose_part_evidence(parts: Sequence[tuple[Sequence[Scored], QuestionAnalysis]]) -> PartEvidence:
     """The quotes for a compound question: `choose_evidence` for each sub-question (its scored
     candidates and its analysis, in the question's order), at most MAX_QUOTES_PART per paper each,
     merged in that order without a quote that overlaps one already chosen. "What is an SSTable and
     what does it provide?" quotes the definition and the sentence on what it provides, where one
-    ranking for the whole question would quote two sentences near its echo."""
+    ranking for the whole question would quote two sentences near its echo. A sub-question is
+    unanswered when none of its quotes (counting one another part already chose) states its fact."""
     chosen: list[Scored] = []
+    unanswered: list[QuestionAnalysis] = []
     for scored, analysis in parts:
         per_paper: Counter[int] = Counter()
+        stated = False
         for s in choose_evidence(scored, analysis):
             if per_paper[s.candidate.paper_id] >= MAX_QUOTES_PART:
                 continue
+            stated = stated or bool(s.states)
             if any(_overlaps(s.candidate, c.candidate) for c in chosen):
                 continue
             chosen.append(s)
             per_paper[s.candidate.paper_id] += 1
-    return chosen
+        if not stated:
+            unanswered.append(analysis)
+    return PartEvidence(chosen, unanswered)
 
 
 def _listing(items: Sequence[str]) -> str:
@@ -954,13 +969,16 @@ def compose_answer(
     titles: dict[int, str] | None = None,
     texts: Sequence[str] = (),
     chosen: Sequence[Scored] | None = None,
+    unanswered: Sequence[QuestionAnalysis] = (),
 ) -> ExtractiveAnswer:
     """The extractive answer for *scored* candidates: quotes of `choose_evidence`, each `[N]`-cited
     and flagged supported when it states the kind of fact asked for. Status: answered (every quote
     supported), partly answered (some), not stated (none, or the question names something no
     passage names: then the answer says so and lists the closest quotes as related). *titles* are
     the citation labels by paper id; *texts* the passages' texts (default: the candidates');
-    *chosen* the quotes when the caller chose them (`choose_part_evidence`)."""
+    *chosen* the quotes when the caller chose them (`choose_part_evidence`), *unanswered* the
+    sub-questions none of them states: the answer is then partly answered and says, for each, that
+    the papers do not state it."""
     candidates = [s.candidate for s in scored]
     chosen = choose_evidence(scored, analysis) if chosen is None else list(chosen)
     if not chosen:
@@ -978,6 +996,10 @@ def compose_answer(
         named_without = [pid for pid in analysis.named_paper_ids if pid not in {s.candidate.paper_id for s in chosen}]
         if analysis.comparison and named_without:
             status = Status.PARTLY_ANSWERED
+        if unanswered:
+            status = Status.PARTLY_ANSWERED
+            gaps = [not_stated_sentence(part, candidates, []) for part in unanswered]
+            sentences += [AnswerSentence(text=gap, not_stated=True) for gap in gaps]
     else:
         line = not_stated_sentence(analysis, candidates, missing)
         head = [line, "Related passages (they do not answer the question):"]
@@ -990,6 +1012,8 @@ def compose_answer(
     for pid, items in by_paper.items():
         quoted = " ".join(f"“{s.candidate.text}” [{s.candidate.n}]" for s in items)
         lines.append(f"- {labels.get(pid, items[0].candidate.title)}: {quoted}")
+    if stated:
+        lines += [s.text for s in sentences if s.not_stated]
     return ExtractiveAnswer(text="\n".join(lines), status=status, sentences=sentences)
 
 

@@ -301,12 +301,14 @@ def extractive_answer(
         candidates = fallback_candidates(references)
     query = embed_query(analysis.query) if query_embedding is None else query_embedding
     scored = _scored_for(candidates, analysis, query)
-    chosen = None
+    chosen, unanswered = None, []
     if analysis.parts:  # a compound question: evidence for each thing it asks
-        chosen = choose_part_evidence(
+        evidence = choose_part_evidence(
             [(_scored_for(candidates, part, embed_query(part.query)), part) for part in analysis.parts]
         )
-    answer = compose_answer(scored, analysis, titles=labels, texts=[ref.text for ref in references], chosen=chosen)
+        chosen, unanswered = evidence.chosen, evidence.unanswered
+    passages = [ref.text for ref in references]
+    answer = compose_answer(scored, analysis, titles=labels, texts=passages, chosen=chosen, unanswered=unanswered)
     if answer.text:
         return answer
     # A passage qualified, so never "not covered": quote its best candidates as related.

@@ -547,6 +547,28 @@ def test_each_part_of_a_compound_question_gets_its_own_evidence():
     assert "without any locking" in quoted
 
 
+def test_a_compound_question_whose_second_part_no_passage_states_is_partly_answered():
+    refs = [
+        reference(
+            1,
+            5,
+            "An SSTable is a persistent, ordered and immutable map from keys to values. "
+            "Each SSTable holds a sequence of blocks followed by a block index that is loaded into memory.",
+            title="Bigtable",
+        )
+    ]
+    papers = [PaperRef(5, "Bigtable: A Distributed Storage System for Structured Data", "Fay Chang")]
+    question = "What is an SSTable and how many kilowatts does a tablet server consume?"
+    analysis = analyse_question(question, history=(), papers=papers)
+    assert len(analysis.parts) == 2
+    answer = extractive_answer(analysis.query, refs, analysis=analysis)
+    assert answer.status == Status.PARTLY_ANSWERED
+    assert "persistent, ordered and immutable map" in answer.text
+    (gap,) = [s for s in answer.sentences if s.not_stated]
+    assert "do not state" in gap.text and "kilowatts" in gap.text
+    assert gap.text in answer.text
+
+
 @pytest.mark.parametrize(
     "text",
     [
