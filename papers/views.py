@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotagent.errors import AnnotagentError
 from annotagent.http import AuthenticatedHttpRequest
 from papers.forms import AuthorNamesForm, LibraryFilterForm, MetadataForm, UploadForm
-from papers.metadata import MetadataFilter, author_names_of
+from papers.metadata import MetadataFilter, author_names_of, search_words
 from papers.models import Figure, Paper, UserPaper
 from papers.services import (
     add_uploads_to_library,
@@ -52,6 +52,8 @@ def library(request: AuthenticatedHttpRequest) -> HttpResponse:
             first_author=values["first_author"], year=values["year"], venue=values["venue"], text=values["q"]
         )
         mine, sort = values["mine"], values["sort"] or "added"
+        if values["q"].strip() and not search_words(values["q"]):
+            messages.info(request, f"“{values['q'].strip()}” has only common words, which are not searched for.")
         if values["project"] is not None:
             within = get_project_for_user(request.user, values["project"]).papers.all()
     try:
