@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotagent.errors import AnnotagentError
-from annotagent.http import AuthenticatedHttpRequest
+from annotagent.http import AuthenticatedHttpRequest, login_or_token_required
 from papers.forms import AuthorNamesForm, LibraryFilterForm, MetadataForm, UploadForm
 from papers.metadata import MetadataFilter, author_names_of, search_words
 from papers.models import Figure, Paper, UserPaper
@@ -269,10 +269,11 @@ def file(request: AuthenticatedHttpRequest, pk: int) -> FileResponse:
     return paper_file_response(get_readable_paper_for_user(request.user, pk))
 
 
-@login_required
+@login_or_token_required
 @require_GET
 def figure(request: AuthenticatedHttpRequest, pk: int, figure_id: int) -> FileResponse:
-    """A figure's PNG, for whoever may read its paper (see `reader`); anyone else gets a 404."""
+    """A figure's PNG, for whoever may read its paper (see `reader`), signed in or with an API token
+    (it is the API's `image_url`); anyone else gets a 404."""
     found = get_figure_of_paper(get_readable_paper_for_user(request.user, pk), figure_id)
     response = FileResponse(found.image.open("rb"), content_type="image/png")
     # The image of a figure id never changes (re-indexing makes new ids), but it is private.
