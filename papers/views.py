@@ -217,17 +217,17 @@ def reader(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
 
 
 def render_reader(request: AuthenticatedHttpRequest, paper: Paper, *, project: Project | None = None) -> HttpResponse:
-    """The reader page of *paper* at `?page=` (1-based, clamped to the paper). With *project*, its
-    links and PDF go through the project; notes and the private paper chat only when the paper is in
-    the viewer's library (they are library features). Its figures and tables are listed, each
-    linking to its page."""
+    """The reader page of *paper* at `?page=` (1-based, clamped to the paper; past its end, the last
+    page with a notice saying so). With *project*, its links and PDF go through the project; notes
+    and the private paper chat only when the paper is in the viewer's library (they are library
+    features). Its figures and tables are listed, each linking to its page."""
     # ?page=6 is the PDF's sixth page; ?printed=379 the page that prints "379" (journal numbering).
     by_printed = paper.page_for_printed(request.GET.get("printed", ""))
     try:
         page = by_printed or int(request.GET.get("page", "1"))
     except ValueError:
         page = 1
-    page = max(page, 1)
+    asked = page = max(page, 1)
     if paper.page_count:
         page = min(page, paper.page_count)
     printed = paper.printed_page(page)
@@ -245,6 +245,8 @@ def render_reader(request: AuthenticatedHttpRequest, paper: Paper, *, project: P
         # clicked in a chat), and every page's printed number for the page header as pages turn.
         "quote": request.GET.get("quote", "")[:500],
         "printed_pages_json": json.dumps([paper.printed_page(n) for n in range(1, paper.page_count + 1)]),
+        # A ?page= past the end shows the last page, and says so (a link may count pages otherwise).
+        "past_the_end": asked > page,
         "page_url": page_url,
         "file_url": file_url,
         "project": project,
