@@ -1,10 +1,19 @@
 """Request types for views behind authentication, so `request.user` is typed as a signed-in user.
 
-`login_required` (HTML views) and `IsAuthenticated` (the API's default permission) guarantee it.
+`login_required` (HTML views), `login_or_token_required` (files the API links to) and
+`IsAuthenticated` (the API's default permission) guarantee it.
 """
 
+from collections.abc import Callable
+from functools import wraps
+from http import HTTPStatus
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
+from rest_framework.authentication import TokenAuthentication
+from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.request import Request
 
 
@@ -21,3 +30,27 @@ def attachment_response(content: str, *, content_type: str, filename: str) -> Ht
     response = HttpResponse(content, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
+
+
+def login_or_token_required(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
+    """`login_required` that also accepts the API's token (`Authorization: Token <key>`), for a file
+    that a page shows and an API response links to alike (a figure's `image_url`). A token that is
+    refused gets the API's 401 error (`authentication_failed`); a request with neither a session nor
+    a token is sent to sign in, as by `login_required`."""
+    protected = login_required(view)
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        if not request.user.is_authenticated:
+            try:
+                found = TokenAuthentication().authenticate(Request(request))
+            except AuthenticationFailed as error:
+                body = {"error": {"code": error.default_code, "message": str(error.detail)}}
+                refused = JsonResponse(body, status=HTTPStatus.UNAUTHORIZED)
+                refused["WWW-Authenticate"] = "Token"
+                return refused
+            if found is not None:
+                request.user = found[0]
+        return protected(request, *args, **kwargs)
+
+    return wrapped

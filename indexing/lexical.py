@@ -36,10 +36,10 @@ from functools import cache
 from typing import Any
 
 import numpy as np
-from bm25s.stopwords import STOPWORDS_EN
 
 from indexing.chunking import dehyphenate
 from indexing.pdfparse import normalise_text
+from papers.fulltext import STOPWORDS
 
 # The version of `tokenize`: statistics stored under another version are not used (they are made
 # again from the chunk texts). Bump it with any change to what `tokenize` returns.
@@ -71,12 +71,6 @@ _TOKEN = re.compile(
     rf"|(?P<word>[^\W{_CJK}]+(?:-[^\W{_CJK}]+)*)"
 )
 _THOUSANDS = re.compile(r"^\d{1,3}(?:,\d{3})+$")
-_STOPWORDS = frozenset(STOPWORDS_EN) | frozenset(
-    "about above after again also any been before being below between both can could did does doing down "
-    "during each few from further had has have having here how its itself more most must nor only other our "
-    "out over own same should some such than that their them then these those through too under until very "
-    "was were what when where which while who whom why would you your".split()
-)
 # Words of a question that say nothing about what it asks ("What fanout do the authors use?"):
 # they are searched, but a passage need not contain them to cover the question.
 QUESTION_WORDS = frozenset(
@@ -134,9 +128,9 @@ def tokenize(text: str) -> list[str]:
             word = match.group("word")
             parts = word.split("-")
             if len(parts) > 1:
-                tokens.extend(part for part in parts if len(part) > 1 and part not in _STOPWORDS)
+                tokens.extend(part for part in parts if len(part) > 1 and part not in STOPWORDS)
                 word = "".join(parts)
-            if len(word) > 1 and word not in _STOPWORDS:
+            if len(word) > 1 and word not in STOPWORDS:
                 tokens.append(word)
     return tokens
 

@@ -167,16 +167,19 @@ class NoteDetailView(APIView):
 
 class SaveAnswerView(APIView):
     @extend_schema(
-        request=SaveAnswerSerializer, responses={201: dict}, summary="Save an answer as a new note or append it"
+        request=SaveAnswerSerializer,
+        responses={201: dict, 200: dict},
+        summary="Save an answer as a new note (201; 200 with the note that already holds it) or append it (200)",
     )
     def post(self, request: AuthenticatedRequest) -> Response:
         data = _valid(SaveAnswerSerializer, request.data)
         item = get_item_for_user(request.user, data["item_type"], data["item_id"])
         target = get_note_for_user(request.user, data["note_id"]) if data["note_id"] is not None else None
-        note = save_answer_to_note(
+        saved = save_answer_to_note(
             user=request.user, item=item, text=data["text"], citations=data["citations"], note=target, name=data["name"]
         )
-        return Response(note_json(note), status=HTTPStatus.CREATED if target is None else HTTPStatus.OK)
+        created = target is None and not saved.already
+        return Response(note_json(saved.note), status=HTTPStatus.CREATED if created else HTTPStatus.OK)
 
 
 class MentionsView(APIView):

@@ -337,6 +337,23 @@ def _opening_line(text: str) -> str:
     return line.lstrip("-*\u2022 ").replace("\u201c", "").replace("\u201d", "")
 
 
+@dataclass(frozen=True)
+class SavedAnswer:
+    """`save_answer_to_note`: the `note` that holds the answer; `already` when it held it before
+    (a note of the item with the very content the answer makes: nothing was written)."""
+
+    note: Note
+    already: bool = False
+
+
+def _lock_tree(item: NoteItem) -> None:
+    """Wait for other writes that look at *item*'s tree first (two saves of one answer at once)."""
+    if item.project is not None:
+        Project.objects.select_for_update().filter(pk=item.project.pk).first()
+    elif item.user is not None:
+        User.objects.select_for_update().filter(pk=item.user.pk).first()
+
+
 @transaction.atomic
 def save_answer_to_note(
     *,
@@ -346,10 +363,11 @@ def save_answer_to_note(
     citations: Any,
     note: Note | None = None,
     name: str = "",
-) -> Note:
+) -> SavedAnswer:
     """Save an answer (*text* with `[N]` markers and its *citations* map) into *item*'s notes: as a
     new note named *name* (default: the answer's first words), or appended to *note*. Each `[N]`
-    known to *citations* becomes a link to its paper and page.
+    known to *citations* becomes a link to its paper and page. Saved as a new note again, the same
+    answer gives the note of *item* that already holds exactly it (`SavedAnswer.already`).
 
     Raises NoteError for an empty answer, a folder or a note of another item; Http404 /
     NotesReadOnlyError as `check_can_write`.
@@ -358,8 +376,15 @@ def save_answer_to_note(
     if not body:
         raise NoteError("There is no answer text to save.")
     if note is None:
+        check_can_write(user, item)
+        _lock_tree(item)
+        existing = item.notes().filter(is_folder=False, content=check_content(body)).order_by("pk").first()
+        if existing is not None:
+            return SavedAnswer(note=existing, already=True)
         default = " ".join(_opening_line(text).split()[:8]) or "Saved answer"
-        return create_note(user=user, item=item, name=(name or default)[:MAX_NAME_CHARS], content=body)
+        return SavedAnswer(
+            note=create_note(user=user, item=item, name=(name or default)[:MAX_NAME_CHARS], content=body)
+        )
     if note.is_folder or item_of(note) != item:
         raise NoteError("Answers are appended to a note of the same paper, project or library.")
-    return update_note(user=user, note=note, content=note.content + body)
+    return SavedAnswer(note=update_note(user=user, note=note, content=note.content + body))

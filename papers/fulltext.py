@@ -13,8 +13,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from bm25s.stopwords import STOPWORDS_EN
+
 if TYPE_CHECKING:
     from papers.models import Paper
+
+# Common English words, which no search looks for: neither the full text's
+# (`indexing.lexical.tokenize`) nor the metadata's (`papers.metadata.search_words`). bm25s's English
+# list and more words of its kind.
+STOPWORDS = frozenset(STOPWORDS_EN) | frozenset(
+    "about above after again also any been before being below between both can could did does doing down "
+    "during each few from further had has have having here how its itself more most must nor only other our "
+    "out over own same should some such than that their them then these those through too under until very "
+    "was were what when where which while who whom why would you your".split()
+)
 
 
 @dataclass(frozen=True)

@@ -15,17 +15,29 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from papers.fulltext import STOPWORDS
+
 if TYPE_CHECKING:
     from papers.models import Paper
 
 _SUFFIX = re.compile(r"^(?:jr|sr|ii|iii|iv)\.?$", re.IGNORECASE)
 _PARTICLES = {"van", "von", "der", "den", "de", "da", "del", "della", "di", "du", "la", "le"}
+_WORD = re.compile(r"[^\W_]+")
 
 
 def _plain(text: str) -> str:
     decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text).casefold())
     # "i" (dotless i) has no decomposition; ASCII readers write it as "i".
     return "".join(c for c in decomposed if not unicodedata.combining(c)).replace("\u0131", "i").replace("ø", "o")
+
+
+def search_words(text: str) -> list[str]:
+    """The distinct words of *text* a metadata search looks for, in order: plain lower case (no
+    diacritics), split at anything but letters and digits ("Fault-Tolerant" -> fault, tolerant),
+    without common English words (`papers.fulltext.STOPWORDS`) or one-letter words, which the
+    full-text search leaves out too. [] when *text* has no other word ("the", "of a")."""
+    words = (word for word in _WORD.findall(_plain(text)) if len(word) > 1 and word not in STOPWORDS)
+    return list(dict.fromkeys(words))
 
 
 @dataclass(frozen=True)
@@ -77,8 +89,10 @@ def has_author(authors: Iterable[str], names: Iterable[str]) -> bool:
 @dataclass(frozen=True)
 class MetadataFilter:
     """Criteria over the metadata a viewer sees; each empty one admits everything. `year_before`
-    and `year_after` are exclusive; `venue` and `text` match case-insensitively inside the venue
-    (the title, authors and venue for `text`); `authors` admits papers with any of the names."""
+    and `year_after` are exclusive; `venue` matches case-insensitively inside the venue; `text`
+    matches when the title, authors and venue hold each of its `search_words` as a whole word (a
+    text of common words only, "the", matches nothing, as in the full-text search); `authors`
+    admits papers with any of the names."""
 
     first_author: str = ""
     authors: tuple[str, ...] = ()
@@ -105,9 +119,10 @@ class MetadataFilter:
             return False
         if self.venue and _plain(self.venue) not in _plain(cited.venue):
             return False
-        if self.text:
-            haystack = _plain(" ".join([paper.display_title, cited.authors_text, cited.venue]))
-            if _plain(self.text) not in haystack:
+        if self.text.strip():
+            wanted = search_words(self.text)
+            held = _WORD.findall(_plain(" ".join([paper.display_title, cited.authors_text, cited.venue])))
+            if not wanted or not set(wanted) <= set(held):
                 return False
         return True
 

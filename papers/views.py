@@ -13,9 +13,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotagent.errors import AnnotagentError
-from annotagent.http import AuthenticatedHttpRequest
+from annotagent.http import AuthenticatedHttpRequest, login_or_token_required
 from papers.forms import AuthorNamesForm, LibraryFilterForm, MetadataForm, UploadForm
-from papers.metadata import MetadataFilter, author_names_of
+from papers.metadata import MetadataFilter, author_names_of, search_words
 from papers.models import Figure, Paper, UserPaper
 from papers.services import (
     add_uploads_to_library,
@@ -52,6 +52,8 @@ def library(request: AuthenticatedHttpRequest) -> HttpResponse:
             first_author=values["first_author"], year=values["year"], venue=values["venue"], text=values["q"]
         )
         mine, sort = values["mine"], values["sort"] or "added"
+        if values["q"].strip() and not search_words(values["q"]):
+            messages.info(request, f"“{values['q'].strip()}” has only common words, which are not searched for.")
         if values["project"] is not None:
             within = get_project_for_user(request.user, values["project"]).papers.all()
     try:
@@ -215,17 +217,17 @@ def reader(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
 
 
 def render_reader(request: AuthenticatedHttpRequest, paper: Paper, *, project: Project | None = None) -> HttpResponse:
-    """The reader page of *paper* at `?page=` (1-based, clamped to the paper). With *project*, its
-    links and PDF go through the project; notes and the private paper chat only when the paper is in
-    the viewer's library (they are library features). Its figures and tables are listed, each
-    linking to its page."""
+    """The reader page of *paper* at `?page=` (1-based, clamped to the paper; past its end, the last
+    page with a notice saying so). With *project*, its links and PDF go through the project; notes
+    and the private paper chat only when the paper is in the viewer's library (they are library
+    features). Its figures and tables are listed, each linking to its page."""
     # ?page=6 is the PDF's sixth page; ?printed=379 the page that prints "379" (journal numbering).
     by_printed = paper.page_for_printed(request.GET.get("printed", ""))
     try:
         page = by_printed or int(request.GET.get("page", "1"))
     except ValueError:
         page = 1
-    page = max(page, 1)
+    asked = page = max(page, 1)
     if paper.page_count:
         page = min(page, paper.page_count)
     printed = paper.printed_page(page)
@@ -243,6 +245,8 @@ def render_reader(request: AuthenticatedHttpRequest, paper: Paper, *, project: P
         # clicked in a chat), and every page's printed number for the page header as pages turn.
         "quote": request.GET.get("quote", "")[:500],
         "printed_pages_json": json.dumps([paper.printed_page(n) for n in range(1, paper.page_count + 1)]),
+        # A ?page= past the end shows the last page, and says so (a link may count pages otherwise).
+        "past_the_end": asked > page,
         "page_url": page_url,
         "file_url": file_url,
         "project": project,
@@ -267,10 +271,11 @@ def file(request: AuthenticatedHttpRequest, pk: int) -> FileResponse:
     return paper_file_response(get_readable_paper_for_user(request.user, pk))
 
 
-@login_required
+@login_or_token_required
 @require_GET
 def figure(request: AuthenticatedHttpRequest, pk: int, figure_id: int) -> FileResponse:
-    """A figure's PNG, for whoever may read its paper (see `reader`); anyone else gets a 404."""
+    """A figure's PNG, for whoever may read its paper (see `reader`), signed in or with an API token
+    (it is the API's `image_url`); anyone else gets a 404."""
     found = get_figure_of_paper(get_readable_paper_for_user(request.user, pk), figure_id)
     response = FileResponse(found.image.open("rb"), content_type="image/png")
     # The image of a figure id never changes (re-indexing makes new ids), but it is private.

@@ -5,6 +5,7 @@ from http import HTTPStatus
 import pytest
 from django.test import Client
 from django.urls import reverse
+from django.views.defaults import server_error
 
 from chat.models import ChatMessage, ProjectChat
 from papers.models import UserPaper
@@ -134,6 +135,37 @@ def test_an_outsider_gets_404_on_every_api_endpoint_of_alices(mallory, alices, a
     assert response.json()["error"]["code"] == "not_found"
     assert Project.objects.get(pk=project.pk).name == "Alice's secret project"
     assert ChatMessage.objects.filter(chat__project=project).count() == 1
+
+
+def test_a_missing_page_is_the_sites_404_page_with_a_way_back(mallory, alices, client_for, settings):
+    settings.DEBUG = False
+    _, paper = alices
+    library = f'href="{reverse("papers:library")}"'
+
+    for url in ("/no-such-page/", reverse("papers:reader", args=[paper.pk])):
+        response = client_for(mallory).get(url)
+
+        assert response.status_code == HTTPStatus.NOT_FOUND
+        page = response.content.decode()
+        assert "<h1>Page not found</h1>" in page and library in page and "Alice" not in page
+
+
+def test_an_api_404_stays_json_without_debug(mallory, alices, api_client_for, settings):
+    settings.DEBUG = False
+    _, paper = alices
+
+    response = api_client_for(mallory).get(f"/api/papers/{paper.pk}/")
+
+    assert response.status_code == HTTPStatus.NOT_FOUND
+    assert response.json()["error"]["code"] == "not_found"
+
+
+def test_the_500_page_renders_from_what_django_gives_it(rf):
+    response = server_error(rf.get("/"))
+
+    assert response.status_code == HTTPStatus.INTERNAL_SERVER_ERROR
+    page = response.content.decode()
+    assert "<h1>Something went wrong</h1>" in page and f'href="{reverse("papers:library")}"' in page
 
 
 def test_outsiders_lists_do_not_show_alices_things(mallory, alices, api_client_for, client_for):

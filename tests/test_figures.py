@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 from PIL import Image
+from rest_framework.test import APIClient
 
 from chat.models import ChatMessage
 from chat.services import answer_question
@@ -271,6 +272,25 @@ def test_the_api_lists_the_figures_with_image_urls(alice, mallory, paper_with_fi
     assert body[0]["reader_url"].endswith("?page=1")
     assert body[0]["caption"] == first.caption and len(body[0]["bbox"]) == 4
     assert api_client_for(mallory).get(f"/api/papers/{paper_with_figures.pk}/figures/").status_code == 404
+
+
+@pytest.mark.django_db
+def test_the_apis_image_url_serves_a_token_reader_and_a_404_to_anyone_else(
+    alice, mallory, paper_with_figures, api_client_for
+):
+    figures = f"/api/papers/{paper_with_figures.pk}/figures/"
+    url = api_client_for(alice).get(figures).json()[0]["image_url"]
+    figure = Figure.objects.get(paper=paper_with_figures, label="Figure 1")
+
+    response = api_client_for(alice).get(url)
+
+    assert response.status_code == HTTPStatus.OK and response["Content-Type"] == "image/png"
+    assert b"".join(response.streaming_content) == figure.image.open("rb").read()
+    assert api_client_for(mallory).get(url).status_code == HTTPStatus.NOT_FOUND
+    refused = APIClient(HTTP_AUTHORIZATION="Token not-a-token").get(url)
+    assert refused.status_code == HTTPStatus.UNAUTHORIZED and refused["WWW-Authenticate"] == "Token"
+    assert refused.json()["error"]["code"] == "authentication_failed"
+    assert APIClient().get(url).status_code == HTTPStatus.FOUND  # signed out, no token: to sign in
 
 
 # --- citation hover cards ---------------------------------------------------------------------------

@@ -267,13 +267,16 @@ def test_the_reader_shows_the_paper_at_the_requested_page(alice, add_paper, clie
     assert '<span id="reader-page">Page 7 of 12</span>' in page
 
 
-def test_the_reader_keeps_the_page_within_the_paper(alice, add_paper, client_for):
-    paper = add_paper(alice, page_count=3)
+def test_the_reader_keeps_the_page_within_the_paper_and_says_so(alice, add_paper, client_for):
+    paper = add_paper(alice, page_count=12)
+    client = client_for(alice)
 
-    page = client_for(alice).get(reverse("papers:reader", args=[paper.pk]), {"page": 99}).content.decode()
+    page = client.get(reverse("papers:reader", args=[paper.pk]), {"page": 99}).content.decode()
 
-    assert "#page=3" in page
-    assert "Page 3 of 3" in page
+    assert "#page=12" in page
+    assert "Page 12 of 12" in page
+    assert "This paper has 12 pages; showing page 12." in page
+    assert "This paper has" not in client.get(reverse("papers:reader", args=[paper.pk]), {"page": 12}).content.decode()
 
 
 def test_the_pdf_file_is_served_inline_as_a_pdf(alice, add_paper, client_for):

@@ -10,7 +10,7 @@ from indexing import fulltext, store
 from indexing.fulltext import cut_snippet, find_in_papers, first_passage
 from indexing.lexical import fold_for_scan, may_hold, search_terms, tokenize
 from indexing.services import index_paper
-from papers.metadata import MetadataFilter
+from papers.metadata import MetadataFilter, search_words
 from papers.models import Paper
 from papers.services import library_papers
 from projects.services import add_papers_to_project, create_project
@@ -154,6 +154,47 @@ def test_the_api_gives_each_papers_text_match(alice, consensus, api_client_for):
     assert match["reader_url"] == f"{reverse('papers:reader', args=[consensus['paxos'].pk])}?page=2"
     unmatched = api_client_for(alice).get(reverse("api:library")).json()
     assert unmatched and all(paper["text_match"] is None for paper in unmatched)
+
+
+# --- titles, authors and venues ------------------------------------------------------------------
+
+
+@pytest.fixture
+def classics(alice, add_paper):
+    """alice's library, not indexed (found by metadata only): three titles with common words."""
+    add_paper(alice, title="The Google File System", authors=["Sanjay Ghemawat"], venue="SOSP 2003")
+    add_paper(alice, title="Time, Clocks, and the Ordering of Events", authors=["Leslie Lamport"])
+    add_paper(alice, title="Logical Physical Clocks", authors=["Sandeep Kulkarni"])
+
+
+def test_a_metadata_search_skips_common_words_as_the_full_text_search_does(alice, classics, client_for):
+    client = client_for(alice)
+
+    assert titles(client.get(reverse("papers:library"), {"q": "the google file system"})) == ["The Google File System"]
+    assert titles(client.get(reverse("papers:library"), {"q": "ordering of the events"})) == [
+        "Time, Clocks, and the Ordering of Events"
+    ]
+    assert search_terms("the of a") == [] and search_words("the of a") == []
+
+
+def test_a_metadata_search_matches_whole_words_not_parts_of_words(alice, classics, client_for):
+    client = client_for(alice)
+
+    assert titles(client.get(reverse("papers:library"), {"q": "log"})) == []
+    assert titles(client.get(reverse("papers:library"), {"q": "time"})) == ["Time, Clocks, and the Ordering of Events"]
+    assert titles(client.get(reverse("papers:library"), {"q": "clocks lamport"})) == [
+        "Time, Clocks, and the Ordering of Events"
+    ]
+    assert titles(client.get(reverse("papers:library"), {"q": "sosp"})) == ["The Google File System"]
+
+
+def test_a_search_of_common_words_only_finds_nothing_and_says_why(alice, classics, client_for, api_client_for):
+    response = client_for(alice).get(reverse("papers:library"), {"q": "the"})
+
+    assert titles(response) == []
+    [message] = [str(m) for m in response.context["messages"]]
+    assert message == "“the” has only common words, which are not searched for."
+    assert api_client_for(alice).get(reverse("api:library"), {"q": "of the"}).json() == []
 
 
 # --- only ever the viewer's own library -------------------------------------------------------------

@@ -226,6 +226,28 @@ def test_an_answer_saved_to_notes_keeps_its_citations_as_paper_and_page_links(al
     assert appended.json()["content"].count("citation") == 2
 
 
+def test_saving_the_same_answer_again_gives_the_note_it_is_already_in(
+    alice, bob, carol, paper, team_project, api_client_for
+):
+    url = reverse("api:notes-save-answer")
+    answer = {"item_type": "project", "item_id": team_project.pk, "text": "Raft elects a leader [1].", "citations": {}}
+    first = api_client_for(alice).post(url, answer, format="json")
+
+    again = api_client_for(alice).post(url, answer, format="json")
+
+    assert first.status_code == HTTPStatus.CREATED
+    assert again.status_code == HTTPStatus.OK and again.json()["id"] == first.json()["id"]
+    shared = api_client_for(bob).post(url, answer, format="json")  # a writer of the same project's notes
+    assert shared.status_code == HTTPStatus.OK and shared.json()["id"] == first.json()["id"]
+    assert api_client_for(carol).post(url, answer, format="json").status_code == HTTPStatus.FORBIDDEN
+    assert project_item(team_project).notes().count() == 1
+    longer = api_client_for(alice).post(url, {**answer, "text": "Raft elects a leader [1]. It logs."}, format="json")
+    assert longer.status_code == HTTPStatus.CREATED and project_item(team_project).notes().count() == 2
+    # The same answer in another tree is a note of that tree: alice's notes on the paper.
+    mine = api_client_for(alice).post(url, {**answer, "item_type": "paper", "item_id": paper.pk}, format="json")
+    assert mine.status_code == HTTPStatus.CREATED and paper_item(alice, paper).notes().count() == 1
+
+
 def test_a_saved_extractive_answer_is_named_by_its_first_quote_not_its_heading(alice, project, api_client_for):
     text = (
         "Extractive answer (sentences quoted from the papers; no chat model is configured):\n"

@@ -194,6 +194,9 @@ def test_a_suggested_note_is_accepted_and_a_rejected_edit_stays_rejected(visit):
     saved = plain.locator(".save-state a")
     expect(saved).to_have_text("“A plain answer.”")  # named without its citation marker
     expect(tree.locator(".note-link", has_text="A plain answer.")).to_be_visible()
+    plain.get_by_role("button", name="Save").click()  # the same answer again: the note it is in
+    expect(plain.locator(".save-state")).to_have_text("Already saved in “A plain answer.”.")
+    expect(tree.locator(".note-link", has_text="A plain answer.")).to_have_count(1)
 
     page.reload()
     user.wait_for_chat()

@@ -173,12 +173,13 @@ function saveControl(message) {
       citations: message.citations || {},
       note_id: choice.value ? Number(choice.value) : null,
     };
-    const { ok, data } = await api("POST", "/api/notes/save-answer/", body);
+    const { ok, status, data } = await api("POST", "/api/notes/save-answer/", body);
     if (!ok) {
       state.textContent = (data.error && data.error.message) || "Could not save.";
       return;
     }
-    state.replaceChildren("Saved to ");
+    // 200 for a new note: a note of these notes already holds this answer (nothing was written).
+    state.replaceChildren(body.note_id === null && status === 200 ? "Already saved in " : "Saved to ");
     const link = el("a", "", `“${data.name}”`);
     link.href = `/notes/${Number(data.id)}/`;
     state.append(link, ".");

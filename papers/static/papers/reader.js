@@ -145,6 +145,10 @@ async function showPage(number) {
 }
 
 function turnTo(number, { push }) {
+  const count = Number(viewer.dataset.pageCount) || 0;
+  number = Math.max(count ? Math.min(number, count) : number, 1);
+  // The server's notice about a ?page= past the end is about the page first shown only.
+  document.getElementById("page-notice")?.remove();
   if (push) history.pushState({ page: number }, "", `${viewer.dataset.readerUrl}?page=${number}`);
   syncNavigation(number);
   showPage(number).catch(showError);
