@@ -38,7 +38,7 @@ from functools import lru_cache
 import numpy as np
 
 from chat.citations import neutralise_paper_markers
-from chat.question import AnswerType, QuestionAnalysis, classify_answer_type
+from chat.question import AnswerType, QuestionAnalysis, classify_answer_type, defined_term
 from indexing.chunking import dehyphenate, is_heading
 from indexing.lexical import tokenize
 from indexing.retrieval import Reference
@@ -175,7 +175,9 @@ _SIGNPOST = re.compile(
     r"^(?:the |in the |this |in this )?(?:previous|next|following|preceding|remaining|this) (?:sections?|chapters?)\b|"
     r"^(?:see )?(?:sections?|§)\s*\d|\b(?:sections?|chapters?|§)\s*[\d.]*\s*(?:briefly |then |now )?"
     r"(?:describe|present|discuss|explain|complete|introduce|cover|summari[sz]e|show)[sd]?\b|"
-    r"\b(?:figures?|fig\.|tables?)\s*\d+\s+(?:sum-?mari[sz]es|lists|shows|gives|presents|illustrates|depicts)\b",
+    r"\b(?:figures?|fig\.|tables?)\s*\d+\s+(?:sum-?mari[sz]es|lists|shows|gives|presents|illustrates|depicts)\b|"
+    # "In this paper, we describe the construction of S2ORC (§2)."
+    r"\bwe (?:describe|present|discuss|detail|outline)\b.*\((?:§|sections?)\s*\d[\d.]*\)\W*$",
     re.IGNORECASE,
 )
 # A table row: a label, then at least two numeric cells ("Marlin 0.850 0.760 0.802").
@@ -234,7 +236,7 @@ def is_quotable(text: str) -> bool:
 def is_signpost(text: str) -> bool:
     """Whether *text* speaks of the paper's own sections or figures ("This section completes the
     Raft algorithm ...", "Section 4 briefly describes ...", "See §2.5 for details ...", "Figure 2
-    summarizes the algorithm ...")."""
+    summarizes the algorithm ...", "In this paper, we describe the construction of S2ORC (§2).")."""
     return bool(_SIGNPOST.search(text))
 
 
@@ -625,12 +627,24 @@ def _definition_pattern(words: tuple[str, ...]) -> re.Pattern[str] | None:
     if not words:
         return None
     names = "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
-    # "Zab [24], an atomic broadcast protocol", "An SSTable is a ...", "(an SSTable) provides a".
+    # "Zab [24], an atomic broadcast protocol", "An SSTable is a ...", "(an SSTable) provides a",
+    # "data nodes (znodes)", "We introduce S2ORC,1 a large corpus", "S2ORC consists of".
     return re.compile(
-        rf"\b(?:{names})s?\b(?:\s*\[[^\]]*\])?(?:,\s+(?:a|an|the|which|that)\b|\s+(?:is|are|provides?|refers? to)\s+"
-        rf"(?:a|an|the)\b)|\b(?:called|named|dubbed)\s+(?:an?\s+|the\s+)?(?:{names})\b",
+        rf"\b(?:{names})s?\b(?:\s*\[[^\]]*\])?\d*(?:,\d*\s+(?:a|an|the|which|that)\b"
+        rf"|\s+(?:is|are|provides?|refers? to)\s+(?:a|an|the)\b|\s+(?:consists?|comprises?) of\b)"
+        rf"|\b(?:called|named|dubbed)\s+(?:an?\s+|the\s+)?(?:{names})\b"
+        rf"|\w+\s+\((?:{names})s?\)",
         re.IGNORECASE,
     )
+
+
+def _definienda(analysis: QuestionAnalysis) -> tuple[str, ...]:
+    """The words a definition must define: the question's key terms, or, when the defined thing is
+    a paper's own name ("What is S2ORC?", whose key terms leave the name out), that name."""
+    if analysis.key_terms:
+        return analysis.key_terms
+    term = defined_term(analysis.query)
+    return (term.casefold(),) if term else ()
 
 
 def _defines_term(text: str, words: Sequence[str]) -> bool:
@@ -672,7 +686,7 @@ def _type_match(text: str, analysis: QuestionAnalysis, question_terms: set[str])
         names = {_stem(n.lower()) for n in _NAME.findall(text)}
         return 1.0 if names - question_terms else 0.0
     if kind == AnswerType.DEFINITION:
-        if _defines_term(text, analysis.key_terms):
+        if _defines_term(text, _definienda(analysis)):
             return 1.0
         return 0.5 if _DEFINES.search(text) else 0.0
     if kind == AnswerType.MECHANISM:
@@ -962,6 +976,15 @@ def missing_names(analysis: QuestionAnalysis, texts: Sequence[str], titles: Sequ
     ]
 
 
+def _asks_beyond(analysis: QuestionAnalysis, missing: Sequence[str]) -> bool:
+    """Whether a question whose *missing* names no passage holds still asks about more than them:
+    it compares or relates several things, or has several parts, and names something else
+    ("How do Raft, Multi-Paxos and Chubby elect leaders?" with only "Multi-Paxos" missing)."""
+    several = analysis.comparison or analysis.broad or len(analysis.parts) > 1
+    found = [name for name in _named_things(analysis.query) if name not in missing]
+    return several and (bool(found) or bool(analysis.named_paper_ids))
+
+
 def compose_answer(
     scored: Sequence[Scored],
     analysis: QuestionAnalysis,
@@ -973,8 +996,10 @@ def compose_answer(
 ) -> ExtractiveAnswer:
     """The extractive answer for *scored* candidates: quotes of `choose_evidence`, each `[N]`-cited
     and flagged supported when it states the kind of fact asked for. Status: answered (every quote
-    supported), partly answered (some), not stated (none, or the question names something no
-    passage names: then the answer says so and lists the closest quotes as related). *titles* are
+    supported), partly answered (some; or a comparison, broad or compound question names something
+    no passage names, besides what they do state: the answer says what is not mentioned), not
+    stated (none, or a question about one thing names something no passage names: then the answer
+    says so and lists the closest quotes as related). *titles* are
     the citation labels by paper id; *texts* the passages' texts (default: the candidates');
     *chosen* the quotes when the caller chose them (`choose_part_evidence`), *unanswered* the
     sub-questions none of them states: the answer is then partly answered and says, for each, that
@@ -985,7 +1010,9 @@ def compose_answer(
         return ExtractiveAnswer(text="", status=Status.NOT_STATED)
     labels = titles or {}
     missing = missing_names(analysis, texts or [c.text for c in candidates], [c.title for c in candidates])
-    stated = not missing and any(s.states for s in chosen)
+    stated = any(s.states for s in chosen)
+    if missing and not _asks_beyond(analysis, missing):
+        stated = False
     sentences = [
         AnswerSentence(text=f"“{s.candidate.text}” [{s.candidate.n}]", citations=(s.candidate.n,), supported=s.states)
         for s in chosen
@@ -996,9 +1023,11 @@ def compose_answer(
         named_without = [pid for pid in analysis.named_paper_ids if pid not in {s.candidate.paper_id for s in chosen}]
         if analysis.comparison and named_without:
             status = Status.PARTLY_ANSWERED
-        if unanswered:
+        if unanswered or missing:
             status = Status.PARTLY_ANSWERED
             gaps = [not_stated_sentence(part, candidates, []) for part in unanswered]
+            if missing:
+                gaps.append(f"The papers quoted here do not mention {_listing(missing)}.")
             sentences += [AnswerSentence(text=gap, not_stated=True) for gap in gaps]
     else:
         line = not_stated_sentence(analysis, candidates, missing)

@@ -113,9 +113,18 @@ _MECHANISM = re.compile(
     r"explain|in what way)\b",
     re.IGNORECASE,
 )
+# "in ZooKeeper", "in the Bigtable paper": where the defined thing lives, not part of its name.
+_WHERE = r"(?: (?:in|of) (?:the )?(?-i:[A-Z])[\w-]*(?: paper)?)?"
 _DEFINITION = re.compile(
-    r"^(?:what (?:is|are) (?:a |an |the )?[\w-]+(?: [\w-]+)?\??$|define\b|what does .+ (?:mean|stand for)|"
+    rf"^(?:what (?:is|are) (?:a |an |the )?[\w-]+(?: [\w-]+)?{_WHERE}\??$|define\b|what does .+ (?:mean|stand for)|"
     r"what is meant by\b)",
+    re.IGNORECASE,
+)
+# The thing a definition question asks about: "What is a znode in ZooKeeper?" -> "znode".
+_DEFINED = re.compile(
+    rf"^(?:what (?:is|are) (?:a |an |the )?(?P<a>[\w-]+(?: [\w-]+)?){_WHERE}\??$|"
+    r"define (?:a |an |the )?(?P<b>[\w -]+?)\W*$|"
+    r"what does (?:a |an |the )?(?P<c>.+?) (?:mean|stand for)\W*$|what is meant by (?:a |an |the )?(?P<d>.+?)\W*$)",
     re.IGNORECASE,
 )
 _ENTITY = re.compile(
@@ -126,14 +135,28 @@ _ENTITY = re.compile(
 _LEAD_IN = re.compile(r"^(?:according to [^,]+,|in [^,]{1,60},|and|also|so|then|but)\s+", re.IGNORECASE)
 
 
+def _without_lead_in(question: str) -> str:
+    text = question.strip()
+    while (lead := _LEAD_IN.match(text)) is not None:
+        text = text[lead.end() :]
+    return text
+
+
+def defined_term(question: str) -> str | None:
+    """What a definition question asks to define, as written ("What is a znode in ZooKeeper?" ->
+    "znode", "What does SSTable stand for?" -> "SSTable"); None for any other question."""
+    match = _DEFINED.match(_without_lead_in(question))
+    if match is None or classify_answer_type(question) != AnswerType.DEFINITION:
+        return None
+    return next(group for group in match.groups() if group).strip()
+
+
 def classify_answer_type(question: str) -> AnswerType:
     """The kind of fact *question* asks for, from its wording (English question forms).
 
     A lead-in ("According to the ZooKeeper paper, ...", "And ...") is skipped first. Quantity wins
     over the other kinds: "What chunk size does GFS use?" asks for a number."""
-    text = question.strip()
-    while (lead := _LEAD_IN.match(text)) is not None:
-        text = text[lead.end() :]
+    text = _without_lead_in(question)
     if _QUANTITY.search(text):
         return AnswerType.QUANTITY
     if _DEFINITION.search(text):

@@ -51,7 +51,15 @@ from chat.metadata_answers import MetadataAnswer
 from chat.models import ChatMessage, ProjectChat
 from chat.pool import in_answer_pool
 from chat.prompts import REFUSAL, Turn, answered_turns, build_messages, trim_history
-from chat.question import PaperRef, QuestionAnalysis, analyse_question, first_author, rewrite_with_model
+from chat.question import (
+    AnswerType,
+    PaperRef,
+    QuestionAnalysis,
+    analyse_question,
+    defined_term,
+    first_author,
+    rewrite_with_model,
+)
 from chat.support import UNREADABLE_NOTE, SentenceBuffer, answer_status, check_sentence
 from indexing.chunking import count_tokens
 from indexing.embedding_cache import sentence_embeddings
@@ -266,6 +274,7 @@ def _retrieve(papers: list[Paper], analysis: QuestionAnalysis) -> Retrieval:
         comparison=analysis.comparison,
         broad=analysis.broad,
         queries=analysis.paper_queries,
+        define=(defined_term(analysis.query) or "") if analysis.answer_type == AnswerType.DEFINITION else "",
     )
     return retrieve_passages(papers=papers, question=analysis.query, focus=focus, sentence_scorer=best_sentence_cosines)
 

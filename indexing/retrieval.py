@@ -42,6 +42,7 @@ from __future__ import annotations
 import itertools
 import logging
 import math
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Sequence
@@ -167,6 +168,8 @@ class Focus:
     broad: bool = False
     # (paper id, query): a named paper's own side of the question, searched for that paper alone.
     queries: tuple[tuple[int, str], ...] = ()
+    # What a definition question asks to define ("znode"): see `first_mentions_first`.
+    define: str = ""
 
 
 @dataclass(frozen=True)
@@ -597,6 +600,53 @@ def rerank_dense(candidates: Sequence[Hit], best_sentence: np.ndarray, *, limit:
     return [replace(hit, dense_rank=rank) for rank, (_, hit) in enumerate(combined[:limit], start=1)]
 
 
+# A definition question puts the first mention of its term first in this many papers at most when it
+# names none (the papers of the best hits, in their order).
+FIRST_MENTION_PAPERS = 2
+
+
+def first_mentions_first(
+    hits: Sequence[Hit],
+    term: str,
+    index: ProjectIndex,
+    papers: Sequence[int],
+    query: np.ndarray | None,
+    index_versions: dict[int, store.PaperVersion],
+) -> list[Hit]:
+    """*hits* with, before them, the first chunk of each of *papers* (paper ids, in that order; at
+    the versions *index_versions* names, as every leg checks) that
+    names *term* (a whole word, case folded, a plural "s" allowed): a paper defines a thing where it
+    first names it ("... a set of data nodes (znodes)" on page 2, where later pages use "znode"
+    without a definition and BM25, weighing every use alike, ranks them higher). The chunk keeps its
+    hit from the legs when it has one; a new one gets its cosine similarity to *query* (NaN
+    without it) and full lexical coverage: it holds the term asked about."""
+    pattern = re.compile(rf"(?<!\w){re.escape(term)}(?:s|es)?(?!\w)", re.IGNORECASE)
+    wanted = set(papers)
+    first: dict[int, int] = {}
+    for row, chunk in enumerate(index.chunks):
+        pid = chunk["paperId"]
+        if pid not in wanted or (pid in first and index.chunks[first[pid]]["chunkIndex"] <= chunk["chunkIndex"]):
+            continue
+        if not _belongs(chunk, index_versions):
+            continue
+        if pattern.search(chunk["text"]):
+            first[pid] = row
+    known = {(hit.paper_id, hit.chunk_index): hit for hit in hits}
+    front: list[Hit] = []
+    for pid in papers:
+        if pid not in first:
+            continue
+        chunk = index.chunks[first[pid]]
+        hit = known.get((pid, chunk["chunkIndex"]))
+        if hit is None:
+            scored = query is not None and index.embeddings.size
+            cosine = float(index.embeddings[first[pid]] @ query) if scored else math.nan
+            hit = _hit(chunk, cosine, bm25=0.0, lexical_coverage=1.0)
+        front.append(hit)
+    keys = {(hit.paper_id, hit.chunk_index) for hit in front}
+    return [*front, *(hit for hit in hits if (hit.paper_id, hit.chunk_index) not in keys)]
+
+
 def rank_hits(
     *,
     question: str,
@@ -722,6 +772,11 @@ def retrieve_passages(
             query_embedding=query,
             sentence_scorer=sentence_scorer,
         )
+        if focus is not None and focus.define:
+            index = matrix_cache.get(versions, model, with_embeddings=not store.is_atlas())
+            order = list(focus.paper_ids) if ranked == named else list(dict.fromkeys(h.paper_id for h in hits))
+            papers_first = [pid for pid in order if pid in ranked][: len(named) or FIRST_MENTION_PAPERS]
+            hits = first_mentions_first(hits, focus.define, index, papers_first, query, versions)
     selected = select_passages(
         hits,
         min_relevance=settings.PROJECT_CHAT_MIN_RELEVANCE if ran != "lexical" else None,

@@ -590,6 +590,7 @@ def test_copyright_notices_and_acknowledgements_are_never_quoted(text):
         "Section 4 briefly describes the underlying infrastructure.",
         "See §2.5 for details on filtering the papers.",
         "Figure 2 summarizes the algorithm in condensed form for reference.",
+        "In this paper, we describe the construction of S2ORC (§2).",
     ],
 )
 def test_sentences_about_the_papers_own_sections_and_figures_are_signposts(text):
@@ -632,3 +633,31 @@ def test_a_sentence_about_the_papers_sections_loses_to_the_one_stating_the_fact(
 def test_a_number_in_the_unit_of_the_measure_asked_for_answers_the_question(question, passage):
     answer = scored_answer([reference(1, 1, passage)], question)
     assert answer.status == Status.ANSWERED
+
+
+def test_a_comparison_naming_a_thing_no_passage_mentions_answers_the_rest_and_says_what_is_missing():
+    refs = [
+        reference(1, 1, "Raft uses randomized election timeouts to ensure that split votes are rare.", title="Raft"),
+        reference(2, 2, "Chubby replicas elect a master when their master leases expire.", title="Chubby"),
+    ]
+    papers = [
+        PaperRef(1, "In Search of an Understandable Consensus Algorithm (Raft)", "Diego Ongaro"),
+        PaperRef(2, "The Chubby lock service", "Mike Burrows"),
+    ]
+    question = "How do Raft, Zebra-Paxos and Chubby each handle leader election?"
+    analysis = analyse_question(question, history=(), papers=papers)
+    answer = extractive_answer(analysis.query, refs, analysis=analysis)
+    assert answer.status == Status.PARTLY_ANSWERED
+    assert "randomized election timeouts" in answer.text and "master leases expire" in answer.text
+    assert "do not mention Zebra-Paxos" in answer.text
+
+
+def test_a_question_about_one_thing_no_passage_mentions_is_not_stated():
+    refs = [
+        reference(1, 1, "Bigtable tablet servers are written as a library linked into every client.", title="Bigtable")
+    ]
+    papers = [PaperRef(1, "Bigtable: A Distributed Storage System for Structured Data", "Fay Chang")]
+    analysis = analyse_question(
+        "Which Rust library does Bigtable use for its tablet servers?", history=(), papers=papers
+    )
+    assert extractive_answer(analysis.query, refs, analysis=analysis).status == Status.NOT_STATED

@@ -9,6 +9,7 @@ from chat.question import (
     PaperRef,
     analyse_question,
     classify_answer_type,
+    defined_term,
     first_author,
     paper_names,
     standalone_from_reply,
@@ -390,3 +391,21 @@ def test_each_paper_of_a_comparison_gets_its_own_query_without_the_other_papers_
 def test_a_question_about_the_paper_itself_is_no_follow_up(question):
     analysis = analyse(question, ("How does Raft handle failures?", (RAFT.paper_id,)))
     assert analysis.query == question and not analysis.rewritten
+
+
+@pytest.mark.parametrize(
+    ("question", "term"),
+    [
+        ("What is a znode in ZooKeeper?", "znode"),
+        ("What is S2ORC?", "S2ORC"),
+        ("According to the Raft paper, what is a term?", "term"),
+        ("What does SSTable stand for?", "SSTable"),
+        ("Define joint consensus.", "joint consensus"),
+        ("What is a tablet in the Bigtable paper?", "tablet"),
+        ("What is the lease timeout in Chubby?", None),  # a quantity
+        ("What is Chubby used for?", None),
+        ("What is the role of the master in GFS today?", None),
+    ],
+)
+def test_a_definition_question_names_the_term_it_asks_to_define(question, term):
+    assert defined_term(question) == term

@@ -220,3 +220,40 @@ def test_the_answer_steps_sentence_scorer_finds_prefilled_sentences_only(project
     best = best_sentence_cosines([RAFT_ELECTION, "A sentence that was never indexed or embedded here."], query)
     assert 0.3 < best[0] <= 1.0
     assert np.isnan(best[1])
+
+
+# --- definitions ------------------------------------------------------------------------------------
+
+GROMMET_PAGES = [
+    "Loom: a batch scheduler. Loom groups the tasks of a job into grommets, small bundles of tasks that "
+    "read one shared input file and run on one worker.",
+    *(
+        f"Scheduling round {n}. The grommet queue of each worker is drained in order; a grommet that fails is "
+        f"retried, and a grommet whose worker is lost goes back to the grommet queue. Each grommet reports "
+        f"its grommet statistics to the master after every grommet completes."
+        for n in range(1, 6)
+    ),
+]
+
+
+def test_a_definition_question_quotes_the_papers_first_mention_of_the_term_where_it_is_defined(alice, indexed_paper):
+    from chat.services import answer_question
+
+    project = create_project(owner=alice, name="Schedulers")
+    loom = indexed_paper(alice, GROMMET_PAGES, title="Loom")
+    add_papers_to_project(project=project, papers=[loom], user=alice)
+
+    answer = answer_question(project=project, user=alice, question="What is a grommet?")
+
+    assert answer.references[0].page == 1
+    assert "small bundles of tasks" in answer.text.split("\n")[1]
+
+
+def test_the_first_mention_leads_the_hits_only_for_the_named_paper(alice, indexed_paper):
+    loom = indexed_paper(alice, GROMMET_PAGES, title="Loom")
+    plain = retrieve_passages(papers=[loom], question="What is a grommet?", focus=Focus(paper_ids=(loom.pk,)))
+    defined = retrieve_passages(
+        papers=[loom], question="What is a grommet?", focus=Focus(paper_ids=(loom.pk,), define="grommet")
+    )
+    assert plain.references[0].page != 1  # the later pages use the word more often
+    assert defined.references[0].page == 1
