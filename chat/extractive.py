@@ -29,6 +29,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import threading
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -36,12 +37,13 @@ from enum import StrEnum
 from functools import lru_cache
 
 import numpy as np
+import Stemmer
 
 from chat.citations import neutralise_paper_markers
 from chat.question import AnswerType, QuestionAnalysis, classify_answer_type, defined_term
 from indexing.chunking import dehyphenate, is_heading
 from indexing.lexical import tokenize
-from indexing.retrieval import Reference
+from indexing.retrieval import Reference, caption_pattern
 
 MIN_SENTENCE_CHARS = 40
 MIN_LINE_CHARS = 12
@@ -306,6 +308,42 @@ def candidate_sentences(references: Sequence[Reference]) -> list[Sentence]:
     return sentences
 
 
+# A table question quotes its caption and at most this many lines after it (the header and rows).
+MAX_TABLE_LINES = 8
+# A caption runs over at most this many lines (until one ends with a stop).
+MAX_CAPTION_LINES = 3
+
+
+def caption_lines(references: Sequence[Reference], label: str) -> list[Sentence]:
+    """What a question about a table or figure (*label*, "Table 3") quotes: the caption in the first
+    passage that holds it (`indexing.retrieval.caption_pattern`), and for a table the lines after it
+    that are its header and rows (short lines or rows of numbers, up to the next caption or a line
+    of prose, at most MAX_TABLE_LINES), each a "line" candidate in passage order. Empty when no
+    passage holds the caption."""
+    pattern = caption_pattern(label)
+    for ref in references:
+        lines = [" ".join(line.split()) for line in neutralise_paper_markers(ref.text).split("\n")]
+        start = next((i for i, line in enumerate(lines) if pattern.match(line)), None)
+        if start is None:
+            continue
+        end = start + 1
+        while end < len(lines) and end - start < MAX_CAPTION_LINES and not lines[end - 1].endswith("."):
+            end += 1
+        quoted = [" ".join(lines[start:end])]
+        if label.startswith("Table"):
+            for line in lines[end:]:
+                if not line or _CAPTION.search(line) or len(quoted) > MAX_TABLE_LINES:
+                    break
+                if not (_TABLE_ROW.match(line) or (len(line) <= MAX_LINE_CHARS // 2 and not line.endswith("."))):
+                    break
+                quoted.append(line)
+        return [
+            Sentence(ref.n, ref.paper_id, ref.title, _quote(text), ref.page, 0, position, "line")
+            for position, text in enumerate(quoted)
+        ]
+    return []
+
+
 def candidate_windows(sentences: Sequence[Sentence]) -> list[Sentence]:
     """Every two adjacent prose sentences of one passage block, as one candidate."""
     windows = []
@@ -418,11 +456,21 @@ def normalise_numbers(text: str) -> str:
     return "".join(parts)
 
 
+# PyStemmer's stemmers hold state: one per thread (answers are composed in a thread pool).
+_stemmers = threading.local()
+
+
+@lru_cache(maxsize=100_000)
 def _stem(term: str) -> str:
-    for suffix in ("ations", "ation", "ings", "ing", "ies", "es", "ed", "s"):
-        if term.endswith(suffix) and len(term) - len(suffix) >= 4:
-            return term[: -len(suffix)] + ("y" if suffix == "ies" else "")
-    return term
+    """*term*'s Snowball English stem (Porter, "An algorithm for suffix stripping", 1980, as revised
+    in Snowball; PyStemmer) when it is a word of four or more letters: "locate" and "location"
+    meet as "locat", "replicas" and "replica" as "replica". Numbers and short words stay."""
+    if not (term.isalpha() and len(term) > 3):
+        return term
+    stemmer = getattr(_stemmers, "english", None)
+    if stemmer is None:
+        stemmer = _stemmers.english = Stemmer.Stemmer("english")
+    return str(stemmer.stemWord(term))
 
 
 def terms(text: str) -> list[str]:
@@ -551,7 +599,10 @@ def analysis_for(
 _NAME = re.compile(r"\b[A-Z][a-z]*[A-Z0-9][\w-]*\b|\b[A-Z][a-z]{2,}(?:\s+[A-Z][a-z]+)+\b")
 _ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]{2,}\b")
 _DEFINES = re.compile(r"\b(?:is|are)\s+(?:a|an|the)\b|\brefers? to\b|\bwe (?:call|define)\b|\bdefined as\b", re.I)
-_EXPLAINS = re.compile(r"\b(?:by|because|so that|when|using|through|which|in order to|first|then)\b", re.I)
+# A mechanism is stated with a means or a purpose: "... by ...", "To detect ..., Dynamo uses Merkle trees".
+_EXPLAINS = re.compile(
+    r"\b(?:by|because|so that|when|using|through|which|in order to|first|then|relies on|employs)\b|^to \w+", re.I
+)
 _POLAR = re.compile(r"\b(?:not|no|never|only|always|cannot|must|does|do|is|are)\b", re.I)
 
 
@@ -628,10 +679,12 @@ def _definition_pattern(words: tuple[str, ...]) -> re.Pattern[str] | None:
         return None
     names = "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
     # "Zab [24], an atomic broadcast protocol", "An SSTable is a ...", "(an SSTable) provides a",
-    # "data nodes (znodes)", "We introduce S2ORC,1 a large corpus", "S2ORC consists of".
+    # "data nodes (znodes)", "We introduce S2ORC,1 a large corpus", "S2ORC consists of" (opening
+    # the sentence: "all of S2ORC consists of 25B tokens" measures it), "znode to denote".
     return re.compile(
         rf"\b(?:{names})s?\b(?:\s*\[[^\]]*\])?\d*(?:,\d*\s+(?:a|an|the|which|that)\b"
-        rf"|\s+(?:is|are|provides?|refers? to)\s+(?:a|an|the)\b|\s+(?:consists?|comprises?) of\b)"
+        rf"|\s+(?:is|are|provides?|refers? to)\s+(?:a|an|the)\b|\s+(?:to )?denotes?\b)"
+        rf"|^(?:the\s+|an?\s+)?(?:{names})s?\s+(?:consists?|comprises?) of\b"
         rf"|\b(?:called|named|dubbed)\s+(?:an?\s+|the\s+)?(?:{names})\b"
         rf"|\w+\s+\((?:{names})s?\)",
         re.IGNORECASE,

@@ -151,6 +151,19 @@ def defined_term(question: str) -> str | None:
     return next(group for group in match.groups() if group).strip()
 
 
+_LABEL = re.compile(r"\b(?P<kind>table|figure|fig\.)\s*(?P<number>\d+)\b", re.IGNORECASE)
+
+
+def figure_label(question: str) -> str | None:
+    """The table or figure a question asks about, as a caption labels it ("What does Table 3
+    show?" -> "Table 3", "what is in fig. 2" -> "Figure 2"); None when it names none."""
+    match = _LABEL.search(question)
+    if match is None:
+        return None
+    kind = "Table" if match["kind"].lower() == "table" else "Figure"
+    return f"{kind} {match['number']}"
+
+
 def classify_answer_type(question: str) -> AnswerType:
     """The kind of fact *question* asks for, from its wording (English question forms).
 

@@ -39,6 +39,7 @@ from chat.extractive import (
     analysis_for,
     candidate_sentences,
     candidate_windows,
+    caption_lines,
     cheap_scores,
     choose_part_evidence,
     compose_answer,
@@ -57,6 +58,7 @@ from chat.question import (
     QuestionAnalysis,
     analyse_question,
     defined_term,
+    figure_label,
     first_author,
     rewrite_with_model,
 )
@@ -275,6 +277,7 @@ def _retrieve(papers: list[Paper], analysis: QuestionAnalysis) -> Retrieval:
         broad=analysis.broad,
         queries=analysis.paper_queries,
         define=(defined_term(analysis.query) or "") if analysis.answer_type == AnswerType.DEFINITION else "",
+        caption=figure_label(analysis.query) or "",
     )
     return retrieve_passages(papers=papers, question=analysis.query, focus=focus, sentence_scorer=best_sentence_cosines)
 
@@ -308,6 +311,12 @@ def extractive_answer(
     candidates += candidate_windows(candidates)
     if not candidates:
         candidates = fallback_candidates(references)
+    passages = [ref.text for ref in references]
+    label = figure_label(analysis.query)
+    if label and (lines := caption_lines(references, label)):
+        # "What does Table 3 show?": its caption and rows, as the paper prints them.
+        quoted = [Scored(line, 1.0, 1.0, 1.0, 1.0, 1.0, True) for line in lines]
+        return compose_answer(quoted, analysis, titles=labels, texts=passages, chosen=quoted)
     query = embed_query(analysis.query) if query_embedding is None else query_embedding
     scored = _scored_for(candidates, analysis, query)
     chosen, unanswered = None, []
@@ -316,7 +325,6 @@ def extractive_answer(
             [(_scored_for(candidates, part, embed_query(part.query)), part) for part in analysis.parts]
         )
         chosen, unanswered = evidence.chosen, evidence.unanswered
-    passages = [ref.text for ref in references]
     answer = compose_answer(scored, analysis, titles=labels, texts=passages, chosen=chosen, unanswered=unanswered)
     if answer.text:
         return answer

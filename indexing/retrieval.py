@@ -170,6 +170,8 @@ class Focus:
     queries: tuple[tuple[int, str], ...] = ()
     # What a definition question asks to define ("znode"): see `first_mentions_first`.
     define: str = ""
+    # The table or figure the question asks about ("Table 3"): its caption's chunk leads.
+    caption: str = ""
 
 
 @dataclass(frozen=True)
@@ -600,27 +602,43 @@ def rerank_dense(candidates: Sequence[Hit], best_sentence: np.ndarray, *, limit:
     return [replace(hit, dense_rank=rank) for rank, (_, hit) in enumerate(combined[:limit], start=1)]
 
 
-# A definition question puts the first mention of its term first in this many papers at most when it
-# names none (the papers of the best hits, in their order).
+# A definition or table question puts the first mention of its term (the caption) first in this many
+# papers at most when it names none (the first papers holding one, in the order of their best hits).
 FIRST_MENTION_PAPERS = 2
+
+
+def term_pattern(term: str) -> re.Pattern[str]:
+    """A whole-word, case-folded match of *term*, a plural "s" or "es" allowed ("znode", "znodes")."""
+    return re.compile(rf"(?<!\w){re.escape(term)}(?:s|es)?(?!\w)", re.IGNORECASE)
+
+
+def caption_pattern(label: str) -> re.Pattern[str]:
+    """A caption line of *label* ("Table 3" -> a line opening "Table 3:", "Table 3.", "TABLE 3 |";
+    "Figure 2" also "Fig. 2")."""
+    kind, number = label.split()
+    kinds = r"Fig(?:ure|\.)" if kind == "Figure" else kind
+    return re.compile(rf"^\s*{kinds}\s*{number}\s*[:.|]", re.IGNORECASE | re.MULTILINE)
 
 
 def first_mentions_first(
     hits: Sequence[Hit],
-    term: str,
+    pattern: re.Pattern[str],
     index: ProjectIndex,
     papers: Sequence[int],
     query: np.ndarray | None,
     index_versions: dict[int, store.PaperVersion],
+    *,
+    limit: int | None = None,
 ) -> list[Hit]:
     """*hits* with, before them, the first chunk of each of *papers* (paper ids, in that order; at
-    the versions *index_versions* names, as every leg checks) that
-    names *term* (a whole word, case folded, a plural "s" allowed): a paper defines a thing where it
+    the versions *index_versions* names, as every leg checks) that *pattern* matches: for a term
+    (`term_pattern`), because a paper defines a thing where it
     first names it ("... a set of data nodes (znodes)" on page 2, where later pages use "znode"
     without a definition and BM25, weighing every use alike, ranks them higher). The chunk keeps its
-    hit from the legs when it has one; a new one gets its cosine similarity to *query* (NaN
-    without it) and full lexical coverage: it holds the term asked about."""
-    pattern = re.compile(rf"(?<!\w){re.escape(term)}(?:s|es)?(?!\w)", re.IGNORECASE)
+    hit from the legs when it has one (a new one gets its cosine similarity to *query*, NaN
+    without it), with full lexical coverage: it holds what was asked about, so it qualifies. For a table or figure
+    (`caption_pattern`), the chunk holding its caption. At most *limit* papers (the first of
+    *papers* with a match) get one."""
     wanted = set(papers)
     first: dict[int, int] = {}
     for row, chunk in enumerate(index.chunks):
@@ -636,13 +654,16 @@ def first_mentions_first(
     for pid in papers:
         if pid not in first:
             continue
+        if limit is not None and len(front) >= limit:
+            break
         chunk = index.chunks[first[pid]]
         hit = known.get((pid, chunk["chunkIndex"]))
         if hit is None:
             scored = query is not None and index.embeddings.size
             cosine = float(index.embeddings[first[pid]] @ query) if scored else math.nan
-            hit = _hit(chunk, cosine, bm25=0.0, lexical_coverage=1.0)
-        front.append(hit)
+            hit = _hit(chunk, cosine, bm25=0.0)
+        # It holds what the question asks about, whatever its other words: it qualifies (`is_relevant`).
+        front.append(replace(hit, bm25=hit.bm25 or 0.0, lexical_coverage=1.0))
     keys = {(hit.paper_id, hit.chunk_index) for hit in front}
     return [*front, *(hit for hit in hits if (hit.paper_id, hit.chunk_index) not in keys)]
 
@@ -772,11 +793,17 @@ def retrieve_passages(
             query_embedding=query,
             sentence_scorer=sentence_scorer,
         )
+        wanted = [caption_pattern(focus.caption)] if focus is not None and focus.caption else []
         if focus is not None and focus.define:
+            wanted.append(term_pattern(focus.define))
+        if wanted:
             index = matrix_cache.get(versions, model, with_embeddings=not store.is_atlas())
-            order = list(focus.paper_ids) if ranked == named else list(dict.fromkeys(h.paper_id for h in hits))
-            papers_first = [pid for pid in order if pid in ranked][: len(named) or FIRST_MENTION_PAPERS]
-            hits = first_mentions_first(hits, focus.define, index, papers_first, query, versions)
+            order = list(focus.paper_ids) if focus and ranked == named else [h.paper_id for h in hits]
+            order += sorted(ranked)  # a caption may be in a paper no leg ranked
+            papers_first = [pid for pid in dict.fromkeys(order) if pid in ranked]
+            for pattern in wanted:
+                limit = len(named) or FIRST_MENTION_PAPERS
+                hits = first_mentions_first(hits, pattern, index, papers_first, query, versions, limit=limit)
     selected = select_passages(
         hits,
         min_relevance=settings.PROJECT_CHAT_MIN_RELEVANCE if ran != "lexical" else None,

@@ -149,7 +149,7 @@ def test_normalised_numbers_match_in_the_lexical_leg():
 
 def test_the_asked_terms_name_what_the_question_asks_for():
     assert asked_terms("What chunk size does GFS use?") == ["chunk", "size"]
-    assert asked_terms("How much energy does a GFS chunkserver use?") == ["energy"]
+    assert asked_terms("How much energy does a GFS chunkserver use?") == ["energi"]  # Snowball stems
     assert asked_terms("What is the F1 of the Marlin system?") == ["f1"]
 
 

@@ -10,6 +10,7 @@ from chat.question import (
     analyse_question,
     classify_answer_type,
     defined_term,
+    figure_label,
     first_author,
     paper_names,
     standalone_from_reply,
@@ -409,3 +410,16 @@ def test_a_question_about_the_paper_itself_is_no_follow_up(question):
 )
 def test_a_definition_question_names_the_term_it_asks_to_define(question, term):
     assert defined_term(question) == term
+
+
+@pytest.mark.parametrize(
+    ("question", "label"),
+    [
+        ("What does Table 3 show?", "Table 3"),
+        ("what is in fig. 2 of the Raft paper", "Figure 2"),
+        ("Explain Figure 10.", "Figure 10"),
+        ("Which table lists the results?", None),
+    ],
+)
+def test_a_question_names_the_table_or_figure_it_asks_about(question, label):
+    assert figure_label(question) == label

@@ -257,3 +257,33 @@ def test_the_first_mention_leads_the_hits_only_for_the_named_paper(alice, indexe
     )
     assert plain.references[0].page != 1  # the later pages use the word more often
     assert defined.references[0].page == 1
+
+
+# --- tables and figures -----------------------------------------------------------------------------
+
+QUORUM_PAGES = [
+    "Quorum systems for replicated logs. We compare three protocols on clusters of five servers. "
+    "The results are summarised in Table 2, and the discussion follows in the next section.",
+    "Table 2: Commit latency of the three protocols in milliseconds.\n"
+    "Protocol Median P99\n"
+    "Raft 4.1 9.8\n"
+    "Paxos 4.4 11.2\n"
+    "Zab 3.9 10.5\n"
+    "All three protocols commit within a few milliseconds on a local network, and their tails differ.",
+]
+
+
+def test_a_question_about_a_table_quotes_its_caption_and_rows(alice, indexed_paper):
+    from chat.services import answer_question
+
+    project = create_project(owner=alice, name="Quorums")
+    paper = indexed_paper(alice, QUORUM_PAGES, title="Quorums")
+    add_papers_to_project(project=project, papers=[paper], user=alice)
+
+    answer = answer_question(project=project, user=alice, question="What does Table 2 show?")
+
+    assert answer.status == "answered"
+    assert "“Table 2: Commit latency of the three protocols in milliseconds.” [1]" in answer.text
+    assert "“Raft 4.1 9.8”" in answer.text and "“Zab 3.9 10.5”" in answer.text
+    assert "few milliseconds" not in answer.text  # prose after the table is not one of its rows
+    assert {ref.page for ref in answer.references} == {2}
