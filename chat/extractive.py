@@ -162,6 +162,8 @@ _BIBLIOGRAPHY = re.compile(
 # while neither our parser nor the browser reads it as a citation.
 _QUOTED_MARKER = re.compile(r"\[ref ([^\]]+)\]")
 _CITATION_LINE = re.compile(r"\b(?:19|20)\d\d[a-z]?\b|\bIn Proc|\bProceedings\b|\bpp\.|\bvol\.|\bet al\.")
+# Two or more names in a row, each followed by a comma: an author list.
+_NAME_LIST = re.compile(r"(?:[A-Z][\w'\u2019.-]*(?:\s+[A-Z][\w'\u2019.-]*){0,2},\s*(?:and\s+)?){2,}")
 # A figure or table caption label inside a "sentence": figure text glued to a caption or to prose.
 _CAPTION = re.compile(r"\b(?:Figure|Fig\.|Table)\s+\d+:")
 # Front and back matter that is never evidence: copyright and permission notices, acknowledgements,
@@ -192,11 +194,17 @@ MIN_BIBLIOGRAPHY_LINES = 4
 
 def looks_like_bibliography(text: str) -> bool:
     """A passage from a reference list: at least MIN_BIBLIOGRAPHY_LINES lines, at least 30% of them
-    carrying a year or venue words. Its "sentences" are titles of other works, never evidence for
-    a claim."""
+    carrying a year or venue words, or 60% carrying those or a list of names (an entry of many
+    authors). Its "sentences" are titles of other works, never evidence for a claim."""
     lines = [line for line in text.split("\n") if line.strip()]
+    if len(lines) < MIN_BIBLIOGRAPHY_LINES:
+        return False
     citing = sum(bool(_CITATION_LINE.search(line)) for line in lines)
-    return len(lines) >= MIN_BIBLIOGRAPHY_LINES and citing >= 0.3 * len(lines)
+    if citing >= 0.3 * len(lines):
+        return True
+    # An entry with many authors: most lines are lists of names ("Fangzhou Hu, Regan Huff, Daniel King,").
+    names = sum(bool(_NAME_LIST.search(line)) for line in lines)
+    return citing >= 1 and citing + names >= 0.6 * len(lines)
 
 
 def _blocks(text: str) -> list[tuple[str, list[str]]]:
@@ -385,7 +393,14 @@ _QUANTITY = re.compile(
     rf"(?:\s*(?:-|\u2013|\u2014|to|(?(between)and|(?!)))\s*(?P<high>{_NUMBER}))?\s*(?P<unit>{_UNIT})?(?![\w])",
     re.IGNORECASE,
 )
-_NOT_A_QUANTITY = re.compile(r"(?:Section|Sec\.|Figure|Fig\.|Table|§|\[\u2060?|ref|Eq\.|Equation)\s*$", re.I)
+# Numbers that label, not measure: "Section 3", "§3", "[12]", "Appendix 2", "Theorem 1".
+_NOT_A_QUANTITY = re.compile(
+    r"(?:Section|Sec\.|Figure|Fig\.|Table|§|\[\u2060?|ref|Eq\.|Equation|"
+    r"Appendix|Chapter|Lemma|Theorem)\s*$",
+    re.I,
+)
+# A section or version number of three levels or more ("6.1.2 Procedure", "v3.0.09"): no quantity.
+_DOTTED = re.compile(r"(?<![\d.])\d+(?:\.\d+){2,}(?![\d])")
 _WORD_NUMBERS = {
     "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
     "eleven": 11, "twelve": 12, "twenty": 20, "hundred": 100, "thousand": 1000, "half": 0.5, "third": 1 / 3,
@@ -421,8 +436,11 @@ def quantities(text: str) -> list[Quantity]:
 @lru_cache(maxsize=50_000)
 def _quantities(text: str) -> tuple[Quantity, ...]:
     found = []
+    dotted = [m.span() for m in _DOTTED.finditer(text)]
     for match in _QUANTITY.finditer(text):
         if _NOT_A_QUANTITY.search(text[max(0, match.start() - 12) : match.start()]):
+            continue
+        if any(start <= match.start() < end for start, end in dotted):
             continue
         low = _value(match["low"])
         high = _value(match["high"]) if match["high"] else low

@@ -142,6 +142,11 @@ def test_years_section_numbers_and_two_counted_things_are_not_ranges_or_quantiti
     assert quantities("it took 2 seconds in 2004") == [Quantity(2, 2, "s")]
 
 
+def test_numbered_labels_and_multi_level_section_numbers_are_not_quantities():
+    assert quantities("Similar to §3, no participant had medical training. 6.1.2 Procedure. Each") == []
+    assert quantities("Appendix 2 used GROBID v0.5.510 on 24 papers.") == [Quantity(24, 24, "")]
+
+
 def test_normalised_numbers_match_in_the_lexical_leg():
     assert normalise_numbers("150-300ms").split() == ["150", "ms", "300", "ms"]
     assert normalise_numbers("300ms").split() == normalise_numbers("300 ms").split() == ["300", "ms"]
@@ -661,3 +666,20 @@ def test_a_question_about_one_thing_no_passage_mentions_is_not_stated():
         "Which Rust library does Bigtable use for its tablet servers?", history=(), papers=papers
     )
     assert extractive_answer(analysis.query, refs, analysis=analysis).status == Status.NOT_STATED
+
+
+def test_a_reference_list_entry_with_many_authors_is_never_quoted():
+    entry = (
+        "Feldman, Joseph Gorney, David Gra-\nham, Fangzhou Hu, Regan Huff, Daniel King, Se-\n"
+        "bastian Kohlmeier, Bailey Kuehl, Michael Langan,\nDaniel Lin, Haokun Liu, Kyle Lo, Jaron Lochner,\n"
+        "Kelsey MacMillan, Tyler Murray, Chris Newell,\nSmita Rao, Shaurya Rohatgi, Paul Sayre, Zejiang\n"
+        "Zuylen, and Daniel S. Weld. 2023. The Semantic\nScholar Open Data Platform. ArXiv, abs/2301.10140."
+    )
+    assert candidate_sentences([reference(1, 1, entry)]) == []
+    prose = (
+        "Bigtable is used by more than sixty Google products and projects, including Google Analytics,\n"
+        "Google Finance, Orkut, Personalized Search, Writely, and Google Earth. These products use\n"
+        "Bigtable for a variety of demanding workloads, which range from throughput-oriented batch\n"
+        "processing jobs to latency-sensitive serving of data to end users in 2006 and later."
+    )
+    assert candidate_sentences([reference(1, 1, prose)])
