@@ -560,7 +560,10 @@ def strip_running_lines(pages: list[str], *, columns: Sequence[int] | None = Non
     the physical page number most pages agree on ("4970" on page 2 -> offset 4968); pages without
     one get physical + offset (none below 1: front matter before page 1).
     A page whose running lines would take more than four fifths of its text keeps them all: text that
-    repeats on every page and makes up the page is content (`RUNNING_LINE_MIN_KEPT`).
+    repeats on every page and makes up the page is content (`RUNNING_LINE_MIN_KEPT`). Nor is a
+    recurring line that a sentence wraps into or out of at most of its places (`_prose_keys`): the
+    same paragraph on every page, the same sentence opening pages 1 to 3. A recurring line that holds
+    whole sentences and stands alone ("Licensed for personal use only.") still reads as a running line.
     Returns (pages, printed numbers as strings, "" where unknown).
     """
     count = len(pages)
@@ -574,6 +577,8 @@ def strip_running_lines(pages: list[str], *, columns: Sequence[int] | None = Non
         seen.update({_line_key(lines_text) for _, lines_text in lines})
     needed = max(3, RUNNING_LINE_SHARE * count)
     running = {key for key, times in seen.items() if times >= needed and key}
+    if running:
+        running -= _prose_keys(pages, edges)
     if not running:
         return pages, no_numbers
     stripped: list[str] = []
@@ -595,6 +600,42 @@ def strip_running_lines(pages: list[str], *, columns: Sequence[int] | None = Non
     if support < max(2, count // 2):
         return stripped, no_numbers
     return stripped, [str(page + offset) if page + offset >= 1 else "" for page in range(1, count + 1)]
+
+
+# A line fills its page's measure when it is at least this share of the page's long lines (the
+# length at the top quartile); a sentence wraps only out of a full line.
+FULL_LINE_SHARE = 0.7
+
+
+def _prose_keys(pages: Sequence[str], edges: Sequence[Sequence[tuple[int, str]]]) -> set[str]:
+    """The keys (`_line_key`) of the candidate running lines (*edges*, per page) of *pages* that a
+    sentence wraps into or out of (`_wraps`) at half or more of their places: wrapped prose that
+    recurs (the same paragraph on every page, the same sentence opening pages 1 to 3), not a running
+    header or footer, which stands alone above or below the body."""
+    places: Counter[str] = Counter()
+    prose: Counter[str] = Counter()
+    for text, candidates in zip(pages, edges, strict=True):
+        lines = text.split("\n")
+        lengths = sorted(len(line.strip()) for line in lines if line.strip())
+        measure = lengths[-max(1, len(lengths) // 4)] if lengths else 0
+        for index, line in candidates:
+            key = _line_key(line)
+            places[key] += 1
+            prose[key] += (index > 0 and _wraps(lines[index - 1], line, measure)) or (
+                index + 1 < len(lines) and _wraps(line, lines[index + 1], measure)
+            )
+    return {key for key, times in places.items() if prose[key] * 2 >= times}
+
+
+def _wraps(line: str, following: str, measure: int) -> bool:
+    """Whether a sentence runs on from *line* into the *following* line of a page whose long lines
+    are *measure* characters: *line* fills the measure (FULL_LINE_SHARE) and ends no sentence, and
+    *following* goes on in lower case and itself fills the measure or ends the sentence."""
+    line, following = line.strip(), following.strip()
+    if not line or not following or line[-1] in ".!?:" or not following[0].islower():
+        return False
+    full = FULL_LINE_SHARE * measure
+    return len(line) >= full and (len(following) >= full or following.rstrip(")]\"'\u201d\u2019")[-1:] in ".!?;:")
 
 
 def _candidate_lines(text: str, *, columns: int = 1) -> list[tuple[int, str]]:

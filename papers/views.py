@@ -265,9 +265,11 @@ def chat_ask(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     return redirect("papers:reader", pk=paper.pk)
 
 
-@login_required
+@login_or_token_required
 @require_GET
 def file(request: AuthenticatedHttpRequest, pk: int) -> FileResponse:
+    """A paper's PDF, for whoever may read it (`get_readable_paper_for_user`), signed in or with an
+    API token (it is the API's `file_url`); anyone else gets a 404."""
     return paper_file_response(get_readable_paper_for_user(request.user, pk))
 
 

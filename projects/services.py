@@ -21,6 +21,7 @@ from papers.citation import bibtex_file, csl_item, paper_bibtex
 from papers.models import Paper, UserPaper
 from papers.services import Upload, UploadBatch, add_paper_to_library, upload_each
 from papers.storage import delete_files, files_removed_on_error, paper_file_names
+from papers.works import searched_papers
 from projects.models import Project, ProjectMembership, ProjectPaper, Role, papers_as_added, user_label
 from projects.signals import reprocess_requested
 
@@ -454,6 +455,9 @@ def export_project_references(*, user: User, pk: int, fmt: str) -> ReferenceFile
     """The papers of project *pk* as BibTeX (*fmt* "bib") or CSL-JSON ("json", an array of items
     per the CSL-JSON schema), in the order they were added, with the metadata every member sees on
     the project page (as the member who added each paper has corrected it: `papers_as_added`).
+    A work is one entry however many versions of it the project holds: the primary, the version
+    questions read (`papers_to_search`); its supplements are entries of their own, as they are
+    cited ("Supplement to <title>").
 
     Any member may export; raises Http404 for a non-member (as for a missing project) and ValueError
     for a format not in REFERENCE_FORMATS.
@@ -461,7 +465,7 @@ def export_project_references(*, user: User, pk: int, fmt: str) -> ReferenceFile
     if fmt not in REFERENCE_FORMATS:
         raise ValueError(f"Unknown reference format {fmt!r}.")
     project = get_project_for_user(user, pk)
-    papers = papers_as_added(project).order_by("project_links__added_at", "pk")
+    papers = searched_papers(papers_as_added(project).order_by("project_links__added_at", "pk"))
     stem = f"project-{project.pk}-references"
     if fmt == "bib":
         entries = [paper_bibtex(paper) for paper in papers]

@@ -86,6 +86,25 @@ def test_the_main_api_flow_with_a_token(alice, make_pdf):
     assert [p["is_default"] for p in client.get("/api/projects/").json()] == [True]
 
 
+def test_the_apis_file_url_serves_the_pdf_to_a_token_reader_and_a_404_to_anyone_else(
+    alice, carol, mallory, team_project, add_paper, api_client_for
+):
+    paper = add_paper(alice, title="Sleep")
+    add_papers_to_project(project=team_project, papers=[paper], user=alice)
+    url = api_client_for(alice).get(f"/api/papers/{paper.pk}/").json()["file_url"]
+
+    response = api_client_for(alice).get(url)
+
+    assert response.status_code == HTTPStatus.OK and response["Content-Type"] == "application/pdf"
+    assert b"".join(response.streaming_content) == paper.file.open("rb").read()
+    assert api_client_for(carol).get(url).status_code == HTTPStatus.OK  # a reader of a project holding it
+    assert api_client_for(mallory).get(url).status_code == HTTPStatus.NOT_FOUND
+    refused = APIClient(HTTP_AUTHORIZATION="Token not-a-token").get(url)
+    assert refused.status_code == HTTPStatus.UNAUTHORIZED and refused["WWW-Authenticate"] == "Token"
+    assert refused.json()["error"]["code"] == "authentication_failed"
+    assert APIClient().get(url).status_code == HTTPStatus.FOUND  # signed out, no token: to sign in
+
+
 def test_creating_a_project_under_a_name_in_use_answers_with_a_stable_code(alice, api_client_for):
     client = api_client_for(alice)
     assert client.post("/api/projects/", {"name": "Consensus"}, format="json").status_code == HTTPStatus.CREATED

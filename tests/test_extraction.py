@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 from django.urls import reverse
+from fpdf import FPDF
 
 from indexing.chunking import split_sentences
 from indexing.pdf import PdfGarbledError, extract_metadata, extract_text, page_ranges
@@ -80,6 +81,69 @@ def test_pages_that_repeat_the_same_text_keep_it(tmp_path, make_pdf):
     path.write_bytes(make_pdf(pages))
     text = extract_text(path)
     assert all("elects a single leader" in page and "committed once" in page for page in text.pages)
+
+
+GOSSIP = (
+    "Gossip protocols spread membership updates between nodes. Each node forwards every update to three "
+    "random peers, so an update reaches the whole cluster within a few rounds. The fanout of three was "
+    "chosen to balance bandwidth against convergence time."
+)
+FANOUT = (
+    "Each node forwards every update to three random peers, so an update reaches the whole cluster within a few rounds."
+)
+ASIDES = [
+    "Membership lists are kept in memory and written to disk once a minute.",
+    "Failure detection relies on heartbeats that every node sends each second.",
+    "The evaluation ran on a cluster of forty machines in one data centre.",
+]
+
+
+@pytest.mark.parametrize(
+    "pages",
+    [
+        pytest.param([GOSSIP] * 4, id="one-paragraph-on-every-page"),
+        pytest.param([f"{FANOUT} {aside}" for aside in ASIDES], id="a-sentence-opening-each-page"),
+        pytest.param([f"{FANOUT}\n{aside}" for aside in ASIDES], id="a-sentence-on-its-own-lines-atop-each-page"),
+    ],
+)
+def test_body_text_that_repeats_at_the_top_and_bottom_of_pages_is_kept(tmp_path, make_pdf, pages):
+    # Its first and last lines recur at the edges of every page like a running header, but a
+    # sentence wraps into and out of them: they are the pages' prose.
+    path = tmp_path / "gossip.pdf"
+    path.write_bytes(make_pdf(pages))
+    text = extract_text(path)
+    assert all(FANOUT in folded(page) for page in text.pages)
+
+
+def test_running_lines_stay_out_of_pages_whose_body_repeats(tmp_path):
+    pdf = FPDF()
+    pdf.set_auto_page_break(auto=False)
+    for _ in range(4):
+        pdf.add_page()
+        pdf.set_font("Helvetica", size=8)
+        pdf.text(20, 12, HEADER)
+        pdf.set_font("Helvetica", size=11)
+        pdf.set_xy(20, 30)
+        pdf.multi_cell(170, 6, GOSSIP)
+    path = tmp_path / "gossip.pdf"
+    path.write_bytes(bytes(pdf.output()))
+    pages = extract_text(path).pages
+    assert all(FANOUT in folded(page) and HEADER.split(" · ")[0] not in page for page in pages)
+
+
+@pytest.mark.django_db
+def test_a_paper_that_repeats_its_paragraph_on_every_page_is_quoted_in_answers(alice, indexed_paper):
+    from chat.services import answer_question
+    from projects.services import add_papers_to_project, create_project
+
+    project = create_project(owner=alice, name="Gossip")
+    paper = indexed_paper(alice, [GOSSIP] * 4, title="Gossip")
+    add_papers_to_project(project=project, papers=[paper], user=alice)
+
+    answer = answer_question(project=project, user=alice, question="Why was the fanout of three chosen?")
+
+    assert answer.status == "answered"
+    assert "“The fanout of three was chosen to balance bandwidth against convergence time.”" in answer.text
 
 
 def test_a_short_body_line_that_recurs_mid_page_on_a_one_column_paper_is_kept(tmp_path, make_pdf):

@@ -6,7 +6,7 @@ from http import HTTPStatus
 import pytest
 from django.urls import reverse
 
-from papers.services import correct_paper_metadata
+from papers.services import add_paper_to_library, choose_primary_version, correct_paper_metadata
 from projects.services import add_papers_to_project
 
 pytestmark = pytest.mark.django_db
@@ -113,3 +113,44 @@ def test_an_outsider_gets_404_for_both_exports(lab_with_papers, mallory, client_
     for suffix in ("bib", "json"):
         url = f"/api/projects/{project.pk}/references.{suffix}"
         assert api_client_for(mallory).get(url).status_code == HTTPStatus.NOT_FOUND
+
+
+@pytest.fixture
+def widgets_versions(team_project, alice, make_pdf):
+    """alice's project holding two versions of one arXiv work, the published one added first, and
+    the work's supplement: (published, preprint, supplement)."""
+
+    def version(text: str, **fields):
+        paper = add_paper_to_library(user=alice, data=make_pdf([text]), filename=f"{text}.pdf").paper
+        fields = {"title": "Widgets", "authors": "Ada Lovelace", "year": 2021, "doc_key": "arxiv:2101.00001"} | fields
+        for name, value in fields.items():
+            setattr(paper, name, value)
+        paper.save()
+        return paper
+
+    published = version("published", venue="NeurIPS 2021")
+    preprint = version("preprint", venue="arXiv", arxiv_id="2101.00001")
+    supplement = version("supplement", is_supplement=True)
+    add_papers_to_project(project=team_project, papers=[published, preprint, supplement], user=alice)
+    return published, preprint, supplement
+
+
+def test_a_work_in_several_versions_is_one_entry_its_supplement_another(
+    team_project, alice, bob, widgets_versions, api_client_for
+):
+    published, preprint, supplement = widgets_versions
+    bib_url = f"/api/projects/{team_project.pk}/references.bib"
+    json_url = f"/api/projects/{team_project.pk}/references.json"
+
+    bib = api_client_for(bob).get(bib_url).content.decode()
+    items = json.loads(api_client_for(bob).get(json_url).content)
+
+    assert bib.count("title = {{Widgets}}") == 1 and "booktitle = {NeurIPS 2021}" in bib  # the published version
+    assert "title = {{Supplement to Widgets}}" in bib and bib.count("@") == 2
+    assert [item["id"] for item in items] == [f"paper-{published.pk}", f"paper-{supplement.pk}"]
+
+    choose_primary_version(user=alice, paper=preprint)  # the adder's choice is the version questions read
+    bib = api_client_for(bob).get(bib_url).content.decode()
+    assert bib.count("title = {{Widgets}}") == 1 and "NeurIPS" not in bib and bib.count("@") == 2
+    items = json.loads(api_client_for(bob).get(json_url).content)
+    assert [item["id"] for item in items] == [f"paper-{preprint.pk}", f"paper-{supplement.pk}"]
