@@ -1111,7 +1111,9 @@ def compose_answer(
     for s in chosen:
         by_paper.setdefault(s.candidate.paper_id, []).append(s)
     for pid, items in by_paper.items():
-        quoted = " ".join(f"“{s.candidate.text}” [{s.candidate.n}]" for s in items)
+        # Lines (a table's caption and rows) one to a line: each keeps its marker, as a sentence does.
+        separator = "\n  " if all(s.candidate.kind == "line" for s in items) else " "
+        quoted = separator.join(f"“{s.candidate.text}” [{s.candidate.n}]" for s in items)
         lines.append(f"- {labels.get(pid, items[0].candidate.title)}: {quoted}")
     if stated:
         lines += [s.text for s in sentences if s.not_stated]

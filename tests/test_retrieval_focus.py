@@ -284,6 +284,6 @@ def test_a_question_about_a_table_quotes_its_caption_and_rows(alice, indexed_pap
 
     assert answer.status == "answered"
     assert "“Table 2: Commit latency of the three protocols in milliseconds.” [1]" in answer.text
-    assert "“Raft 4.1 9.8”" in answer.text and "“Zab 3.9 10.5”" in answer.text
+    assert "\n  “Raft 4.1 9.8” [1]" in answer.text and "\n  “Zab 3.9 10.5” [1]" in answer.text
     assert "few milliseconds" not in answer.text  # prose after the table is not one of its rows
     assert {ref.page for ref in answer.references} == {2}
