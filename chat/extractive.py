@@ -386,7 +386,10 @@ _UNITS = {
     "°c": "°c", "℃": "°c", "degrees celsius": "°c", "degrees c": "°c", "celsius": "°c",
     "°f": "°f", "degrees fahrenheit": "°f", "fahrenheit": "°f", "kelvin": "k", "degrees": "°",
     "mbps": "mbps", "gbps": "gbps", "mb/s": "mb/s", "gb/s": "gb/s",
+    "usd": "$", "dollars": "$", "dollar": "$", "eur": "€", "euros": "€", "euro": "€",
 }  # fmt: skip
+# A currency sign before the number ("$35", "€1.2") is its unit.
+_CURRENCY_SIGNS = {"$": "$", "€": "€", "£": "£"}
 _NUMBER = r"\d+(?:,\d{3})*(?:\.\d+)?"
 _UNIT = "|".join(sorted((re.escape(u) for u in _UNITS), key=len, reverse=True))
 _QUANTITY = re.compile(
@@ -453,6 +456,8 @@ def _quantities(text: str) -> tuple[Quantity, ...]:
             # "2-1" is no range (a score, an identifier): keep the first number alone.
             high = low
         unit = _UNITS.get(unit_text.lower(), "")
+        if not unit and match.start() > 0:
+            unit = _CURRENCY_SIGNS.get(text[match.start() - 1], "")
         if not unit and low == high and low.is_integer() and 1900 <= low <= 2099:
             continue
         found.append(Quantity(low, high, unit, match.start(), match.end()))
@@ -622,6 +627,15 @@ _DEFINES = re.compile(r"\b(?:is|are)\s+(?:a|an|the)\b|\brefers? to\b|\bwe (?:cal
 _EXPLAINS = re.compile(
     r"\b(?:by|because|so that|when|using|through|which|in order to|first|then|relies on|employs)\b|^to \w+", re.I
 )
+# A "why" question is answered by a reason or an effect: "... because ...", "... reduces clients'
+# need to interact with the master", "This allows ...", "To avoid ...".
+_REASON = re.compile(
+    r"\b(?:because|since|so that|so as to|in order to|due to|as a result|therefore|thus|hence|allows?|enables?|"
+    r"lets?|reduces?|avoids?|prevents?|ensures?|helps?|simplif(?:y|ies)|makes?|improves?|lowers?|minimi[sz]es?|"
+    r"tolerates?|benefits?|advantages?|motivat\w*|the reason|why)\b|^to \w+|\bfor \w+ing\b",
+    re.I,
+)
+_WHY = re.compile(r"^\s*(?:and\s+|but\s+)?why\b", re.I)
 _POLAR = re.compile(r"\b(?:not|no|never|only|always|cannot|must|does|do|is|are)\b", re.I)
 
 
@@ -667,14 +681,20 @@ _MEASURE_WORDS: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
         re.compile(r"\b(?:energy|power|electricity|watts?)\b", re.IGNORECASE),
         frozenset({"w", "kw"}),
     ),
+    (
+        # Money in so many words ("in dollars", "what price"); "cost" alone may be time or work.
+        "money",
+        re.compile(r"\b(?:dollars?|usd|euros?|prices?|how much money|paid|pay|charged?|compensat\w*)\b|\$", re.I),
+        frozenset({"$", "€", "£"}),
+    ),
     ("count", re.compile(r"\b(?:how many|number of|count of)\b", re.IGNORECASE), frozenset({""})),
 )
 
 
 def asked_measure(question: str) -> str:
     """What quantity *question* asks for: "share" (a percentage or ratio), "temperature", "time",
-    "bytes", "size" (bytes or a count), "power", "count" or "" (no telling: a score, a cost, a
-    fanout)."""
+    "bytes", "size" (bytes or a count), "power", "money", "count" or "" (no telling: a score, a
+    cost, a fanout)."""
     return next((name for name, pattern, _ in _MEASURE_WORDS if pattern.search(question)), "")
 
 
@@ -747,6 +767,8 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
         new_name = any(name.casefold() not in question_words for name in _NAME.findall(text) + _ACRONYM.findall(text))
         key = set(key_stems(analysis))
         return new_name and len(key & text_terms) >= min(2, len(key))
+    if _WHY.search(analysis.query) and not _REASON.search(text):
+        return False  # "Quorbits are small rings." names the thing but gives no reason for it
     return near
 
 

@@ -660,7 +660,12 @@ def cut_mentions(text: str, papers: Sequence[PaperRef], *, keep: int | None = No
 def _looks_like_follow_up(question: str, papers: Sequence[PaperRef]) -> bool:
     """Whether *question* refers back to the conversation: it opens with "And"/"What about", refers
     to a paper by position or pronoun, ends on "that"/"it"/"do it", or has no content words and
-    names no paper ("Why?"). "What is Raft?" names a paper and stands alone."""
+    names no paper ("Why?"). "What is Raft?" names a paper and stands alone. A question of several
+    parts whose first part has a subject of its own is judged by that part: in "What is an SSTable
+    and what does it provide?" the "it" is the SSTable, not the previous turn's topic."""
+    pieces = [piece for piece in _PART_BREAK.split(question) if piece.strip(" ,;?")]
+    if len(pieces) >= 2 and (content_terms(pieces[0], papers) or named_papers(pieces[0], papers)):
+        return _looks_like_follow_up(pieces[0], papers)
     named = bool(named_papers(question, papers))
     group = _PAPER_REFERENCE.search(question)
     return bool(

@@ -683,3 +683,26 @@ def test_a_reference_list_entry_with_many_authors_is_never_quoted():
         "processing jobs to latency-sensitive serving of data to end users in 2006 and later."
     )
     assert candidate_sentences([reference(1, 1, prose)])
+
+
+def test_money_is_a_measure_with_currency_units():
+    assert quantities("each participant was compensated $35 USD") == [Quantity(35, 35, "$")]
+    assert asked_measure("How much does a GFS chunkserver cost in dollars?") == "money"
+    refs = [reference(1, 1, "Each chunkserver stores 64 MB chunks as plain Linux files on local disks.", title="GFS")]
+    assert scored_answer(refs, "How much does a GFS chunkserver cost in dollars?").status == Status.NOT_STATED
+
+
+def test_a_why_question_is_answered_by_a_reason_not_by_naming_the_thing():
+    refs = [
+        reference(
+            1,
+            1,
+            "Quorbits are small rings of three servers that share one log. "
+            "Quorbits are used because they tolerate the failure of one server without a new election.",
+            title="Zorblax",
+        )
+    ]
+    answer = scored_answer(refs, "Why are quorbits used?")
+    assert "because they tolerate" in answer.text
+    naming_only = [reference(1, 1, "Quorbits are small rings of three servers that share one log.", title="Zorblax")]
+    assert scored_answer(naming_only, "Why are quorbits used?").status == Status.NOT_STATED

@@ -423,3 +423,13 @@ def test_a_definition_question_names_the_term_it_asks_to_define(question, term):
 )
 def test_a_question_names_the_table_or_figure_it_asks_about(question, label):
     assert figure_label(question) == label
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["What is an SSTable and what does it provide?", "What is a znode and how is it used?"],
+)
+def test_a_pronoun_whose_noun_is_in_an_earlier_part_of_the_question_is_no_follow_up(question):
+    analysis = analyse(question, ("How does Raft elect a leader?", (RAFT.paper_id,)))
+    assert analysis.query == question
+    assert not analysis.rewritten and analysis.named_paper_ids == ()
