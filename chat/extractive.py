@@ -326,8 +326,8 @@ MAX_CAPTION_LINES = 3
 def caption_lines(references: Sequence[Reference], label: str) -> list[Sentence]:
     """What a question about a table or figure (*label*, "Table 3") quotes: the caption in the first
     passage that holds it (`indexing.retrieval.caption_pattern`), and for a table the lines after it
-    that are its header and rows (short lines or rows of numbers, up to the next caption or a line
-    of prose, at most MAX_TABLE_LINES), each a "line" candidate in passage order. Empty when no
+    that are its header and rows (short lines or rows of numbers, up to the next caption, heading or
+    line of prose, at most MAX_TABLE_LINES), each a "line" candidate in passage order. Empty when no
     passage holds the caption."""
     pattern = caption_pattern(label)
     for ref in references:
@@ -341,7 +341,7 @@ def caption_lines(references: Sequence[Reference], label: str) -> list[Sentence]
         quoted = [" ".join(lines[start:end])]
         if label.startswith("Table"):
             for line in lines[end:]:
-                if not line or _CAPTION.search(line) or len(quoted) > MAX_TABLE_LINES:
+                if not line or _CAPTION.search(line) or is_heading(line) or len(quoted) > MAX_TABLE_LINES:
                     break
                 if not (_TABLE_ROW.match(line) or (len(line) <= MAX_LINE_CHARS // 2 and not line.endswith("."))):
                     break
@@ -1070,6 +1070,21 @@ def missing_names(analysis: QuestionAnalysis, texts: Sequence[str], titles: Sequ
     ]
 
 
+def _with_headers(chosen: Sequence[Scored]) -> list[Scored]:
+    """*chosen* with each quoted table row preceded by its table's header line ("Protocol Msgs/s
+    Bytes" before "Gossip 940 120"), unless that header is quoted already: a bare row does not say
+    which number is which. The header is evidence with its row (same scores)."""
+    out: list[Scored] = []
+    quoted = {s.candidate.text for s in chosen}
+    for s in chosen:
+        header = s.candidate.context
+        if s.candidate.kind == "line" and header and _quote(header) not in quoted:
+            quoted.add(_quote(header))
+            out.append(replace(s, candidate=replace(s.candidate, text=_quote(header), context="")))
+        out.append(s)
+    return out
+
+
 def _asks_beyond(analysis: QuestionAnalysis, missing: Sequence[str]) -> bool:
     """Whether a question whose *missing* names no passage holds still asks about more than them:
     it compares or relates several things, or has several parts, and names something else
@@ -1099,7 +1114,7 @@ def compose_answer(
     sub-questions none of them states: the answer is then partly answered and says, for each, that
     the papers do not state it."""
     candidates = [s.candidate for s in scored]
-    chosen = choose_evidence(scored, analysis) if chosen is None else list(chosen)
+    chosen = _with_headers(choose_evidence(scored, analysis) if chosen is None else list(chosen))
     if not chosen:
         return ExtractiveAnswer(text="", status=Status.NOT_STATED)
     labels = titles or {}

@@ -264,8 +264,10 @@ def check_room(project: Project, adding: int) -> None:
     held = papers_counted(project)
     if held + adding > settings.PROJECT_MAX_PAPERS:
         room = max(settings.PROJECT_MAX_PAPERS - held, 0)
+        failed = project.project_papers.count() - held
+        besides = f" (and {failed} that could not be indexed, which do not count)" if failed else ""
         raise ProjectFullError(
-            f"A project holds at most {settings.PROJECT_MAX_PAPERS} papers; this one has {held}, "
+            f"A project holds at most {settings.PROJECT_MAX_PAPERS} papers; this one has {held}{besides}, "
             f"so there is room for {room} more."
         )
 

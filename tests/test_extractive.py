@@ -706,3 +706,19 @@ def test_a_why_question_is_answered_by_a_reason_not_by_naming_the_thing():
     assert "because they tolerate" in answer.text
     naming_only = [reference(1, 1, "Quorbits are small rings of three servers that share one log.", title="Zorblax")]
     assert scored_answer(naming_only, "Why are quorbits used?").status == Status.NOT_STATED
+
+
+def test_a_quoted_table_row_comes_with_its_header_line():
+    refs = [
+        reference(
+            1,
+            1,
+            "Table 3: Record linkage results on the CORA benchmark.\n"
+            "System Precision Recall F1\n"
+            "Marlin 0.850 0.760 0.802\n"
+            "Dedupe 0.812 0.701 0.752",
+            title="Marlin",
+        )
+    ]
+    answer = scored_answer(refs, "What F1 does Dedupe reach?")
+    assert "“System Precision Recall F1” [1]\n  “Dedupe 0.812 0.701 0.752” [1]" in answer.text
