@@ -1148,9 +1148,14 @@ def compose_answer(
     for s in chosen:
         by_paper.setdefault(s.candidate.paper_id, []).append(s)
     for pid, items in by_paper.items():
-        # Lines (a table's caption and rows) one to a line: each keeps its marker, as a sentence does.
-        separator = "\n  " if all(s.candidate.kind == "line" for s in items) else " "
-        quoted = separator.join(f"“{s.candidate.text}” [{s.candidate.n}]" for s in items)
+        # Lines (a table's caption, header and rows) one to a line: each keeps its marker, as a
+        # sentence does (a marker repeated within one sentence is dropped, `chat.citations`).
+        quoted = ""
+        for k, item in enumerate(items):
+            if k:
+                lines_meet = "line" in (item.candidate.kind, items[k - 1].candidate.kind)
+                quoted += "\n  " if lines_meet else " "
+            quoted += f"“{item.candidate.text}” [{item.candidate.n}]"
         lines.append(f"- {labels.get(pid, items[0].candidate.title)}: {quoted}")
     if stated:
         lines += [s.text for s in sentences if s.not_stated]

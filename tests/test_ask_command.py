@@ -83,3 +83,11 @@ def test_ask_refuses_an_unknown_mode(project):
 def test_ask_refuses_an_empty_question(project, question):
     with pytest.raises(CommandError, match="non-empty"):
         ask(question)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_ask_without_json_prints_the_answers_status_label(project):
+    out = StringIO()
+    call_command("ask", "How long is the master lease?", "--user", "alice", "--project", "Consensus", stdout=out)
+    lines = out.getvalue().splitlines()
+    assert any(line in ("Status: answered", "Status: partly answered", "Status: not stated") for line in lines)

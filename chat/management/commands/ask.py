@@ -78,5 +78,6 @@ class Command(BaseCommand):
             )
             return
         self.stdout.write(answer.text + "\n")
+        self.stdout.write(f"Status: {answer.status.replace('_', ' ')}\n")
         for ref in references:
             self.stdout.write(f"[{ref['n']}] {ref['title']}, page {ref['page']}")
