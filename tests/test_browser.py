@@ -384,7 +384,10 @@ def test_uploaded_paper_becomes_ready_live_and_is_cited(visit):
     # Paper text with markup is shown as text and never runs.
     markup = user.ask("What markup may a zebra journal record, such as script or img onerror?")
     assert page.evaluate("() => window.zebraPwned === undefined")
-    assert page.locator("#chat-messages img, #chat-messages script").count() == 0
+    # The only images are figure thumbnails of hover cards, served by this site.
+    assert page.locator("#chat-messages img:not(.citation-figure), #chat-messages script").count() == 0
+    for source in page.locator("#chat-messages img.citation-figure").evaluate_all("images => images.map(i => i.src)"):
+        assert source.startswith(page.url.split("/projects/")[0] + "/papers/"), source
     expect(markup.locator(".message-text")).to_contain_text("<script>window.zebraPwned = true</script>")
     expect(markup.locator(".message-text")).to_contain_text('<img src=x onerror="window.zebraPwned = true">')
     user.check_console()

@@ -412,6 +412,21 @@ function start() {
   connect();
 }
 
+// A hover card opens above its citation; where the window has no room above (or to the right), it
+// opens below (or leftwards) instead, so it is never clipped.
+function placePopup(event) {
+  const link = event.target instanceof Element ? event.target.closest(".citation") : null;
+  const popup = link && link.querySelector(".citation-popup");
+  if (!popup) return;
+  popup.classList.remove("below", "leftwards");
+  const anchor = link.getBoundingClientRect();
+  const card = popup.getBoundingClientRect();
+  if (anchor.top - card.height < 8) popup.classList.add("below");
+  if (anchor.left + card.width > document.documentElement.clientWidth - 8) popup.classList.add("leftwards");
+}
+
+document.addEventListener("mouseover", placePopup);
+document.addEventListener("focusin", placePopup);
 document.addEventListener("click", copyCitation);
 document.addEventListener("click", rememberHighlight, true);
 document.addEventListener("keydown", copyCitation);
