@@ -757,6 +757,23 @@ def analyse_question(question: str, *, history: Sequence[Turn], papers: Sequence
     return replace(analysis, parts=parts, paper_queries=paper_queries(analysis.query, focus, parts, papers))
 
 
+# A question about how the named papers' systems bear on one another: "How do Bigtable, GFS and
+# Chubby depend on each other?", "Compare how GFS and Bigtable use Chubby."
+_RELATION = re.compile(r"\b(?:each other|one another|interact(?:s|ion)?)\b", re.IGNORECASE)
+_RELATION_VERB = r"(?:use|uses|using|used by|rel(?:y|ies|ying) on|depends? on|built on|on top of|stored? in)"
+
+
+def relates_papers(query: str, named: Sequence[int], papers: Sequence[PaperRef]) -> bool:
+    """Whether *query* asks how the *named* papers' systems bear on one another ("depend on each
+    other") or on one of them ("use Chubby", "built on GFS"), rather than comparing each on its own."""
+    if _RELATION.search(query):
+        return True
+    names = [name for paper in papers if paper.paper_id in named for name in paper_names(paper)]
+    return any(
+        re.search(rf"\b{_RELATION_VERB}\s+(?:the\s+)?{re.escape(name)}\b", query, re.IGNORECASE) for name in names
+    )
+
+
 def paper_queries(
     query: str, named: Sequence[int], parts: Sequence[QuestionAnalysis], papers: Sequence[PaperRef]
 ) -> tuple[tuple[int, str], ...]:
@@ -765,8 +782,10 @@ def paper_queries(
     the other papers cut out. "How do Raft and Chubby each elect a leader?" -> (Raft, "How do Raft
     each elect a leader?"), (Chubby, "How do Chubby each elect a leader?"): each paper is searched
     for its own side of the comparison, so one paper's name does not pull the other's passages
-    towards the passages that name both. () for a question naming fewer than two papers."""
-    if len(named) < 2:
+    towards the passages that name both. () for a question naming fewer than two papers, or asking
+    how they bear on one another (`relates_papers`): cut to one name, such a question would lose
+    what it asks ("Compare how GFS and Bigtable use Chubby." is no question about GFS alone)."""
+    if len(named) < 2 or relates_papers(query, named, papers):
         return ()
     out = []
     for paper_id in named:

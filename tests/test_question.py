@@ -433,3 +433,21 @@ def test_a_pronoun_whose_noun_is_in_an_earlier_part_of_the_question_is_no_follow
     analysis = analyse(question, ("How does Raft elect a leader?", (RAFT.paper_id,)))
     assert analysis.query == question
     assert not analysis.rewritten and analysis.named_paper_ids == ()
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["Compare how GFS and Bigtable use Chubby.", "How do Bigtable, GFS and Chubby depend on each other?"],
+)
+def test_a_question_about_how_named_papers_bear_on_one_another_keeps_every_name_in_its_query(question):
+    analysis = analyse(question)
+    assert len(analysis.named_paper_ids) == 3
+    assert analysis.paper_queries == ()  # searched together, one slot per named paper
+
+
+def test_a_comparison_of_each_paper_on_its_own_gets_a_query_per_paper():
+    analysis = analyse("How do Raft and Chubby each use leases?")
+    assert dict(analysis.paper_queries) == {
+        RAFT.paper_id: "How do Raft each use leases?",
+        CHUBBY.paper_id: "How do Chubby each use leases?",
+    }
