@@ -92,15 +92,19 @@ class QuestionTooLongError(QuestionError):
     code = "question_too_long"
 
 
+_CONTROL = re.compile(r" *[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]+ *")
+
+
 def check_question(text: object) -> str:
-    """The question to ask, from what a client sent: stripped of surrounding space and of NUL
-    characters (PostgreSQL cannot store them in text). Raises QuestionError when it is not a
+    """The question to ask, from what a client sent: stripped of surrounding space, its NUL and other
+    control characters (PostgreSQL cannot store NUL in text) read as spaces, so "chunk\x00size"
+    stays two words; tabs and newlines are kept. Raises QuestionError when it is not a
     string, is empty, holds lone surrogates, or is longer than MAX_QUESTION_CHARS."""
     if text is None:
         raise QuestionError("A question needs a non-empty text.")
     if not isinstance(text, str):
         raise QuestionError("A question must be text (a JSON string).")
-    text = text.replace("\x00", "").strip()
+    text = _CONTROL.sub(" ", text).strip()
     if not text:
         raise QuestionError("A question needs a non-empty text.")
     try:

@@ -722,3 +722,13 @@ def test_a_quoted_table_row_comes_with_its_header_line():
     ]
     answer = scored_answer(refs, "What F1 does Dedupe reach?")
     assert "“System Precision Recall F1” [1]\n  “Dedupe 0.812 0.701 0.752” [1]" in answer.text
+
+
+@pytest.mark.parametrize(
+    ("sent", "asked"),
+    [("chunk\x00size?", "chunk size?"), ("How does Raft\x00 elect a leader?", "How does Raft elect a leader?")],
+)
+def test_a_control_character_in_a_question_separates_words_and_is_never_stored(sent, asked):
+    from chat.services import check_question
+
+    assert check_question(sent) == asked
