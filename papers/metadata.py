@@ -137,7 +137,10 @@ def parse_year(value: str | int | None) -> int | None:
     else or a year outside 1000..2100."""
     if value is None or value == "":
         return None
-    year = int(value)
+    try:
+        year = int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{value!r} is not a year.") from None
     if not 1000 <= year <= 2100:
         raise ValueError(f"{year} is not a year.")
     return year

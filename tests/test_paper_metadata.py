@@ -327,6 +327,13 @@ def test_papers_command_lists_and_filters(alice, library):
     assert out.getvalue().strip().endswith("1 paper")
 
 
+def test_papers_command_refuses_a_year_that_is_no_number_in_plain_words(alice):
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="'abc' is not a year"):
+        call_command("papers", "--user", "alice", "--year", "abc", stdout=StringIO())
+
+
 def test_papers_api_filters_and_my_names(alice, bob, library, api_client_for):
     client = api_client_for(alice)
     assert client.get(reverse("api:library"), {"mine": "true"}).json()["error"]["code"] == "no_author_names"
