@@ -631,14 +631,15 @@ def first_mentions_first(
     limit: int | None = None,
 ) -> list[Hit]:
     """*hits* with, before them, the first chunk of each of *papers* (paper ids, in that order; at
-    the versions *index_versions* names, as every leg checks) that *pattern* matches: for a term
-    (`term_pattern`), because a paper defines a thing where it
-    first names it ("... a set of data nodes (znodes)" on page 2, where later pages use "znode"
-    without a definition and BM25, weighing every use alike, ranks them higher). The chunk keeps its
-    hit from the legs when it has one (a new one gets its cosine similarity to *query*, NaN
-    without it), with full lexical coverage: it holds what was asked about, so it qualifies. For a table or figure
-    (`caption_pattern`), the chunk holding its caption. At most *limit* papers (the first of
-    *papers* with a match) get one."""
+    the versions *index_versions* names, as every leg checks) that *pattern* matches.
+
+    For a term (`term_pattern`): a paper defines a thing where it first names it ("... a set of
+    data nodes (znodes)" on page 2, where later pages use "znode" without a definition and BM25,
+    weighing every use alike, ranks them higher). For a table or figure (`caption_pattern`): the
+    chunk holding its caption. The chunk keeps its hit from the legs when it has one (a new one
+    gets its cosine similarity to *query*, NaN without it), with full lexical coverage: it holds
+    what was asked about, so it qualifies. At most *limit* papers (the first of *papers* with a
+    match) get one."""
     wanted = set(papers)
     first: dict[int, int] = {}
     for row, chunk in enumerate(index.chunks):
@@ -727,7 +728,9 @@ def retrieve_passages(
 ) -> Retrieval:
     """Retrieve the numbered passages for *question* from *papers* (a project's papers).
 
-    *question* is the standalone query (a follow-up already resolved). *sentence_scorer* re-ranks
+    *question* is the standalone query (a follow-up already resolved). A *focus* with `define` or
+    `caption` puts the chunk where the term is first named, or the caption's chunk, first
+    (`first_mentions_first`). *sentence_scorer* re-ranks
     the dense leg by each chunk's best sentence (`rerank_dense`; the answer step supplies it). *focus* says which papers
     the question names and whether it compares: named papers are searched alone unless it
     compares one of them with the rest, and `select_passages` gives them their slots; searched
