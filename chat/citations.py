@@ -210,14 +210,21 @@ class CitationStream:
 _PAPER_MARKER = re.compile(r"\[(\s*\d+(?:\s*(?:[-\u2013,;]|and)\s*\d+)*\s*)\]")
 
 
+# "(3,2,2)", "(1)": numbers in parentheses, which the marker parser may read as a model's "(1)" citations.
+_PAPER_PARENTHESES = re.compile(r"\((?=\d{1,3}(?:\s*,\s*\d{1,3})*\))")
+
+
 def neutralise_paper_markers(text: str) -> str:
-    """Rewrite a paper's own bibliography markers ("[31]", "[2, 5]") as "[ref 31]", "[ref 2, 5]".
+    """Rewrite a paper's own bibliography markers ("[31]", "[2, 5]") as "[ref 31]", "[ref 2, 5]",
+    and put an invisible word joiner after the "(" of numbers in parentheses ("(3,2,2)").
 
     Passages quote papers that cite their own references with the same bracket syntax as our
     citations; left alone, "[6]" in a quoted sentence would be read as our reference [6] and
-    linked to an unrelated passage. Applied to every passage text shown to a model or quoted.
+    linked to an unrelated passage, and "Dynamo is (3,2,2)." at the end of a claim as the model
+    variant "(3, 2)" of [3][2]. Applied to every passage text shown to a model or quoted.
     """
-    return _PAPER_MARKER.sub(lambda m: f"[ref {m.group(1).strip()}]", text)
+    text = _PAPER_MARKER.sub(lambda m: f"[ref {m.group(1).strip()}]", text)
+    return _PAPER_PARENTHESES.sub("(\u2060", text)
 
 
 _OUR_MARKER = re.compile(r"\[(\d+)\]")
