@@ -318,17 +318,40 @@ def candidate_sentences(references: Sequence[Reference]) -> list[Sentence]:
 
 
 # A table question quotes its caption and at most this many lines after it (the header and rows).
-MAX_TABLE_LINES = 8
-# A caption runs over at most this many lines (until one ends with a stop).
+MAX_TABLE_LINES = 14
+# A caption runs over at most this many lines (until one ends with a stop or is not full).
 MAX_CAPTION_LINES = 3
+# Characters of a caption line that is full, so that the caption may go on on the next line.
+MIN_FULL_CAPTION_LINE = 60
+
+
+# A row of a table as a caption question quotes it: a label and at least one number, a short unit
+# after it allowed ("Average job completion time 634 secs", "Marlin 0.850 0.760 0.802").
+# The label has no comma (a line of prose ending "... over time, from 0 in" is none).
+_CAPTION_ROW = re.compile(r"^(?=.*[^\W\d_])[^,]{1,60}?\s[-+±]?\d[\d.,]*%?(?:\s+[^\W\d_]{1,6})?\s*$")
+
+
+def _table_rows(lines: Sequence[str]) -> list[str]:
+    """The run of table rows *lines* opens with (`_CAPTION_ROW`, or a header line right before
+    one), at most MAX_TABLE_LINES, stopping at a caption, heading or line of prose."""
+    rows: list[str] = []
+    for k, line in enumerate(lines):
+        if not line or _CAPTION.search(line) or is_heading(line) or len(rows) >= MAX_TABLE_LINES:
+            break
+        is_row = bool(_TABLE_ROW.match(line) or _CAPTION_ROW.match(line))
+        is_header = not rows and k + 1 < len(lines) and bool(_CAPTION_ROW.match(lines[k + 1] or ""))
+        if not (is_row or (is_header and len(line) <= MAX_LINE_CHARS // 2 and not line.endswith("."))):
+            break
+        rows.append(line)
+    return rows
 
 
 def caption_lines(references: Sequence[Reference], label: str) -> list[Sentence]:
     """What a question about a table or figure (*label*, "Table 3") quotes: the caption in the first
-    passage that holds it (`indexing.retrieval.caption_pattern`), and for a table the lines after it
-    that are its header and rows (short lines or rows of numbers, up to the next caption, heading or
-    line of prose, at most MAX_TABLE_LINES), each a "line" candidate in passage order. Empty when no
-    passage holds the caption."""
+    passage that holds it (`indexing.retrieval.caption_pattern`), and for a table its rows: those
+    right after the caption (a header line may open them), else those right before it (a caption
+    printed under its table), as `_table_rows` reads them; each a "line" candidate in passage
+    order. Empty when no passage holds the caption."""
     pattern = caption_pattern(label)
     for ref in references:
         lines = [" ".join(line.split()) for line in neutralise_paper_markers(ref.text).split("\n")]
@@ -336,16 +359,21 @@ def caption_lines(references: Sequence[Reference], label: str) -> list[Sentence]
         if start is None:
             continue
         end = start + 1
-        while end < len(lines) and end - start < MAX_CAPTION_LINES and not lines[end - 1].endswith("."):
+        # A caption runs on while its line is full ("Table 1: MapReduce jobs run in August 2004" is not:
+        # the next line is the other column's text).
+        while (
+            end < len(lines)
+            and end - start < MAX_CAPTION_LINES
+            and not lines[end - 1].endswith(".")
+            and len(lines[end - 1]) >= MIN_FULL_CAPTION_LINE
+        ):
             end += 1
-        quoted = [" ".join(lines[start:end])]
+        caption = " ".join(lines[start:end])
+        quoted = [caption]
         if label.startswith("Table"):
-            for line in lines[end:]:
-                if not line or _CAPTION.search(line) or is_heading(line) or len(quoted) > MAX_TABLE_LINES:
-                    break
-                if not (_TABLE_ROW.match(line) or (len(line) <= MAX_LINE_CHARS // 2 and not line.endswith("."))):
-                    break
-                quoted.append(line)
+            after = _table_rows(lines[end:])
+            before = list(reversed(_table_rows(list(reversed(lines[:start]))))) if not after else []
+            quoted = [*before, caption] if before else [caption, *after]
         return [
             Sentence(ref.n, ref.paper_id, ref.title, _quote(text), ref.page, 0, position, "line")
             for position, text in enumerate(quoted)

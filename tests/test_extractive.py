@@ -745,3 +745,23 @@ def test_a_control_character_in_a_question_separates_words_and_is_never_stored(s
     from chat.services import check_question
 
     assert check_question(sent) == asked
+
+
+def test_a_table_captioned_under_its_rows_is_quoted_with_them_and_never_with_the_next_columns_prose():
+    from chat.extractive import caption_lines
+
+    text = (
+        "Number of jobs 29,423\n"
+        "Average job completion time 634 secs\n"
+        "Machine days used 79,186 days\n"
+        "Table 1: MapReduce jobs run in August 2004\n"
+        "source code management system over time, from 0 in\n"
+        "early 2003 to almost 900 separate instances as of late"
+    )
+    lines = [s.text for s in caption_lines([reference(1, 1, text, page=12)], "Table 1")]
+    assert lines == [
+        "Number of jobs 29,423",
+        "Average job completion time 634 secs",
+        "Machine days used 79,186 days",
+        "Table 1: MapReduce jobs run in August 2004",
+    ]
