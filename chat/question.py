@@ -452,6 +452,7 @@ _SUBJECT_IT = re.compile(
     rf"^(?:it|its)\b|{_AUXILIARY_IT}|^(?:what|how|which|why|where|when)\s+(?:is|are|was|were|does|do|did)\s+its\b",
     re.IGNORECASE,
 )
+_IT = re.compile(r"\bit\b", re.IGNORECASE)
 # "it" as the subject of a clause inside the question ("What happens when it fails?").
 _CLAUSE_IT = re.compile(
     r"\bit\b(?=\s+(?:is|was|has|can|cannot|will|would|does|did|becomes|became|fails|failed|crashes|"
@@ -566,8 +567,10 @@ def _agree(before: str, new: Sequence[int]) -> str:
 def _resolve_references(
     question: str, previous: _Resolved, papers: Sequence[PaperRef]
 ) -> tuple[str, list[int], bool, bool]:
-    """Replace *question*'s references to papers of the *previous* turn by their names.
-    Returns (text, the papers referred to, whether "it" named a paper, whether a group was meant)."""
+    """Replace *question*'s references to papers of the *previous* turn by their names, or its "it"
+    by the thing the previous turn asked to define ("What is an SSTable?" -> "How is it stored?" ->
+    "How is the SSTable stored?"). Returns (text, the papers referred to, whether "it" named a
+    paper, whether a group was meant)."""
     pool = list(previous.pool)
     referred: list[int] = []
     group = False
@@ -593,6 +596,8 @@ def _resolve_references(
                 chosen = list(previous.focus if len(previous.focus) >= 2 else pool)
             group = len(chosen) >= 2
         else:  # "the other (one)": the papers of the conversation the last turn was not about
+            if named_papers(question, papers):  # "the other paper, Dynamo, ...": it names the paper itself
+                return match.group(0)
             chosen = [pid for pid in pool if pid not in previous.focus][:1] or pool[1:2]
         if not chosen:
             return match.group(0)
@@ -602,6 +607,10 @@ def _resolve_references(
 
     text = _PAPER_REFERENCE.sub(pick, question)
     subject_it = False
+    term = defined_term(previous.query)
+    if term and not referred and not named_papers(question, papers) and _IT.search(text):
+        # "What is an SSTable?" then "How is it stored?": "it" is the thing just defined, not a paper.
+        return _IT.sub(f"the {term}", text), referred, False, group
     if not referred and not named_papers(question, papers) and previous.focus and _SUBJECT_IT.search(text):
         name = _names(previous.focus, papers)
         text = re.sub(r"\bits\b", f"{name}'s", text, flags=re.IGNORECASE)

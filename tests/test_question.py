@@ -451,3 +451,15 @@ def test_a_comparison_of_each_paper_on_its_own_gets_a_query_per_paper():
         RAFT.paper_id: "How do Raft each use leases?",
         CHUBBY.paper_id: "How do Chubby each use leases?",
     }
+
+
+def test_it_after_a_definition_question_is_the_thing_defined():
+    analysis = analyse("How is it stored?", ("What is an SSTable?", ()))
+    assert analysis.query == "How is the SSTable stored?"
+
+
+def test_the_other_paper_named_in_the_question_itself_is_that_paper():
+    previous = ("How does Bigtable partition data?", (BIGTABLE.paper_id, GFS.paper_id))
+    analysis = analyse("How does the other paper, Chubby, partition data?", previous)
+    assert analysis.named_paper_ids == (CHUBBY.paper_id,) and not analysis.comparison
+    assert "GFS" not in analysis.query
