@@ -65,10 +65,13 @@ class CitationStream:
 
     *valid* holds the reference numbers that exist; anything else is dropped. Trailing spaces are
     held back until the next visible text, so a marker removed after them can take its space
-    along even when it arrives in a later chunk ("claim " + "[9]." -> "claim.").
+    along even when it arrives in a later chunk ("claim " + "[9]." -> "claim."). *brackets_only*
+    is for an answer that writes "[N]" markers alone (the extractive answerer): the model variants
+    ("(1)", "【1】") are then never read, so a quoted "Dynamo is (3,2,2)." stays text.
     """
 
     valid: set[int]
+    brackets_only: bool = False
     cited: list[int] = field(default_factory=list)
     _raw: str = ""
     _bracket_style: bool = False
@@ -105,6 +108,9 @@ class CitationStream:
         return self._normalise(ready)
 
     def _normalise(self, text: str) -> str:
+        if self.brackets_only:
+            return text
+
         def variant(match: re.Match[str]) -> str:
             inner = next(group for group in match.groups() if group is not None)
             return "[" + re.sub(r"(?i)sources?|passages?", "", inner) + "]"
@@ -214,17 +220,19 @@ _PAPER_MARKER = re.compile(r"\[(\s*\d+(?:\s*(?:[-\u2013,;]|and)\s*\d+)*\s*)\]")
 _PAPER_PARENTHESES = re.compile(r"\((?=\d{1,3}(?:\s*,\s*\d{1,3})*\))")
 
 
-def neutralise_paper_markers(text: str) -> str:
-    """Rewrite a paper's own bibliography markers ("[31]", "[2, 5]") as "[ref 31]", "[ref 2, 5]",
-    and put an invisible word joiner after the "(" of numbers in parentheses ("(3,2,2)").
+def neutralise_paper_markers(text: str, *, parentheses: bool = False) -> str:
+    """Rewrite a paper's own bibliography markers ("[31]", "[2, 5]") as "[ref 31]", "[ref 2, 5]";
+    with *parentheses*, also put an invisible word joiner after the "(" of numbers in parentheses.
 
     Passages quote papers that cite their own references with the same bracket syntax as our
     citations; left alone, "[6]" in a quoted sentence would be read as our reference [6] and
-    linked to an unrelated passage, and "Dynamo is (3,2,2)." at the end of a claim as the model
-    variant "(3, 2)" of [3][2]. Applied to every passage text shown to a model or quoted.
+    linked to an unrelated passage. Applied to every passage text shown to a model or quoted. A
+    model may also copy "Dynamo is (3,2,2)." into its answer, where the marker parser would read
+    the model variant "(3, 2)" of [3][2]: passages shown to a model neutralise parentheses too (the
+    extractive answer's stream reads brackets only, `CitationStream.brackets_only`).
     """
     text = _PAPER_MARKER.sub(lambda m: f"[ref {m.group(1).strip()}]", text)
-    return _PAPER_PARENTHESES.sub("(\u2060", text)
+    return _PAPER_PARENTHESES.sub("(\u2060", text) if parentheses else text
 
 
 _OUR_MARKER = re.compile(r"\[(\d+)\]")

@@ -660,7 +660,9 @@ _EXPLAINS = re.compile(
 _REASON = re.compile(
     r"\b(?:because|since|so that|so as to|in order to|due to|as a result|therefore|thus|hence|allows?|enables?|"
     r"lets?|reduces?|avoids?|prevents?|ensures?|helps?|simplif(?:y|ies)|makes?|improves?|lowers?|minimi[sz]es?|"
-    r"tolerates?|benefits?|advantages?|motivat\w*|the reason|why)\b|^to \w+|\bfor \w+ing\b",
+    r"tolerates?|benefits?|advantages?|motivat\w*|the reason|why)\b|^to \w+|\bfor \w+ing\b|"
+    # a purpose: "The fanout of three was chosen to balance bandwidth against convergence time."
+    r"\b(?:chosen|designed|used|intended|meant|needed|built|added|introduced|picked|selected|set|made) to \w+",
     re.I,
 )
 _WHY = re.compile(r"^\s*(?:and\s+|but\s+)?why\b", re.I)

@@ -72,7 +72,7 @@ def quote_data(text: str) -> str:
     the delimiters (`<passages>`, `</passage>`, `<paper>`, `<page ...>`, in any case or spacing) has
     its "<" written as "&lt;", so it reads as text and closes nothing; the paper's own reference
     markers read "[ref 31]", so they are never taken for passage numbers."""
-    return neutralise_paper_markers(_DELIMITER.sub("&lt;", text))
+    return neutralise_paper_markers(_DELIMITER.sub("&lt;", text), parentheses=True)
 
 
 def _attribute(text: str) -> str:

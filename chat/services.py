@@ -419,7 +419,7 @@ class StreamedAnswer:
 
     async def _generate(self) -> AsyncGenerator[dict[str, Any], None]:
         yield await self._prepare()
-        parser = CitationStream(valid=set(self.references))
+        parser = CitationStream(valid=set(self.references), brackets_only=self.extractive)
         buffer = SentenceBuffer() if self._checks_support() else None
         last_checkpoint = time.monotonic()
         async with aclosing(self._pieces()) as pieces:

@@ -65,17 +65,18 @@ def test_a_quoted_sentence_keeps_the_papers_own_reference_numbers_as_text_not_ci
     assert "[\u20606, 31]" in text
 
 
-def test_numbers_in_parentheses_ending_a_quote_stay_text_not_citations():
-    from chat.citations import CitationStream
+def test_numbers_in_parentheses_stay_text_in_a_brackets_only_stream_and_in_passages_shown_to_a_model():
+    from chat.citations import CitationStream, neutralise_paper_markers
     from chat.services import words
 
-    ref = reference(1, 1, "The common (N,R,W) configuration used by several instances of Dynamo is (3,2,2).")
-    (sentence,) = candidate_sentences([ref])
-    assert sentence.text.replace("\u2060", "") == ref.text
-    stream = CitationStream(valid={1, 2, 3})
-    shown = "".join(stream.feed(piece)[0] for piece in words(f"\u201c{sentence.text}\u201d [1]")) + stream.close()[0]
-    assert stream.cited == [1]  # streamed word by word, "(3,2,2)." is not read as "[3][2]" before "[1]" arrives
-    assert "is (3,2,2).\u201d [1]" in shown.replace("\u2060", "")
+    quote = "\u201cThe common (N,R,W) configuration of Dynamo is (3,2,2).\u201d [1]"
+    for brackets_only, cited in ((False, [3, 2, 1]), (True, [1])):
+        stream = CitationStream(valid={1, 2, 3}, brackets_only=brackets_only)
+        shown = "".join(stream.feed(piece)[0] for piece in words(quote)) + stream.close()[0]
+        assert stream.cited == cited  # streamed word by word, "(3,2,2)." comes before "[1]"
+    assert "is (3,2,2).\u201d [1]" in shown
+    shown_to_model = neutralise_paper_markers("Dynamo is (3,2,2).", parentheses=True)
+    assert shown_to_model.replace("\u2060", "") == "Dynamo is (3,2,2)." != shown_to_model
 
 
 def test_headings_are_not_glued_into_quotes_and_footnotes_are_not_quoted():

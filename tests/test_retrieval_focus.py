@@ -287,3 +287,23 @@ def test_a_question_about_a_table_quotes_its_caption_and_rows(alice, indexed_pap
     assert "\n  “Raft 4.1 9.8” [1]" in answer.text and "\n  “Zab 3.9 10.5” [1]" in answer.text
     assert "few milliseconds" not in answer.text  # prose after the table is not one of its rows
     assert {ref.page for ref in answer.references} == {2}
+
+
+def test_an_extractive_answer_keeps_numbers_in_parentheses_as_the_papers_text(alice, indexed_paper):
+    from chat.services import answer_question
+
+    project = create_project(owner=alice, name="Stores")
+    pages = [
+        "Dynamo: a key-value store. Each key is replicated on N hosts; a read waits for R replies and a write "
+        "for W replies. The common (N,R,W) configuration used by several instances of Dynamo is (3,2,2).",
+        "Dynamo replicas: a coordinator stores a key on the N healthy hosts that follow it on the ring, and "
+        "the R and W settings of a Dynamo instance trade read latency against durability of writes.",
+        "Dynamo configurations: an instance with a small W accepts writes quickly, one with a large R reads "
+        "consistently, and the N, R and W values of each instance are chosen by its owners.",
+    ]
+    add_papers_to_project(project=project, papers=[indexed_paper(alice, pages, title="Dynamo")], user=alice)
+
+    answer = answer_question(project=project, user=alice, question="Which (N,R,W) configuration is common in Dynamo?")
+
+    assert "Dynamo is (3,2,2).” [1]" in answer.text.replace("\u2060", "")
+    assert "[3]" not in answer.text and "[2]" not in answer.text  # three passages: [3][2] were valid citations
