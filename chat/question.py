@@ -142,6 +142,8 @@ def _without_lead_in(question: str) -> str:
     return text
 
 
+# Pure, and asked once per candidate sentence while an answer is scored (`chat.extractive`).
+@lru_cache(maxsize=4096)
 def defined_term(question: str) -> str | None:
     """What a definition question asks to define, as written ("What is a znode in ZooKeeper?" ->
     "znode", "What does SSTable stand for?" -> "SSTable"); None for any other question."""

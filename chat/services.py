@@ -53,7 +53,6 @@ from chat.models import ChatMessage, ProjectChat
 from chat.pool import in_answer_pool
 from chat.prompts import REFUSAL, Turn, answered_turns, build_messages, trim_history
 from chat.question import (
-    AnswerType,
     PaperRef,
     QuestionAnalysis,
     analyse_question,
@@ -280,7 +279,7 @@ def _retrieve(papers: list[Paper], analysis: QuestionAnalysis) -> Retrieval:
         comparison=analysis.comparison,
         broad=analysis.broad,
         queries=analysis.paper_queries,
-        define=(defined_term(analysis.query) or "") if analysis.answer_type == AnswerType.DEFINITION else "",
+        define=defined_term(analysis.query) or "",  # "" unless a definition question
         caption=figure_label(analysis.query) or "",
     )
     return retrieve_passages(papers=papers, question=analysis.query, focus=focus, sentence_scorer=best_sentence_cosines)
