@@ -29,6 +29,7 @@ from functools import lru_cache
 
 from chat.prompts import Turn
 from indexing.chunking import is_vocabulary_word
+from papers import figures
 from papers.citation import first_author_surname
 
 logger = logging.getLogger(__name__)
@@ -153,17 +154,16 @@ def defined_term(question: str) -> str | None:
     return next(group for group in match.groups() if group).strip()
 
 
+# Case-blind, unlike a paper's own labels (`papers.figures`): questions are typed "table 3".
 _LABEL = re.compile(r"\b(?P<kind>table|figure|fig\.)\s*(?P<number>\d+)\b", re.IGNORECASE)
 
 
 def figure_label(question: str) -> str | None:
     """The table or figure a question asks about, as a caption labels it ("What does Table 3
-    show?" -> "Table 3", "what is in fig. 2" -> "Figure 2"); None when it names none."""
+    show?" -> "Table 3", "what is in fig. 2" -> "Figure 2"; `papers.figures.figure_label`'s normal
+    form); None when it names none."""
     match = _LABEL.search(question)
-    if match is None:
-        return None
-    kind = "Table" if match["kind"].lower() == "table" else "Figure"
-    return f"{kind} {match['number']}"
+    return None if match is None else figures.figure_label(match["kind"], match["number"])[1]
 
 
 def classify_answer_type(question: str) -> AnswerType:
