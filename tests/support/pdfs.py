@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import io
+from datetime import UTC, datetime
 
 from fpdf import FPDF
+
+_CREATED = datetime(2024, 1, 1, tzinfo=UTC)
 
 
 def make_pdf_bytes(
@@ -21,6 +24,7 @@ def make_pdf_bytes(
     a raster image with no text layer.
     """
     pdf = FPDF()
+    pdf.set_creation_date(_CREATED)  # the same pages make the same bytes, whenever the test runs
     pdf.set_auto_page_break(auto=True, margin=15)
     if title:
         pdf.set_title(title)
