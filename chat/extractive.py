@@ -208,12 +208,28 @@ def looks_like_bibliography(text: str) -> bool:
     return citing >= 1 and citing + names >= 0.6 * len(lines)
 
 
+_TITLE_WORDS = re.compile(r"^[A-Z][\w-]*(?:\s+(?:[A-Z][\w-]*|of|and|for|the|in|on|to|with|a|an)){0,5}$")
+
+
+def _is_unnumbered_heading(previous: str, line: str, following: str) -> bool:
+    """A paragraph heading with no number on a line of its own ("Worker Failure", "Master Data
+    Structures"): two to six title-case words with no stop, between a line that ends a sentence and
+    a line of prose (not a table's header above its rows)."""
+    previous, line, following = previous.strip(), line.strip(), following.strip()
+    if not (previous and previous[-1] in ".!?:" and _TITLE_WORDS.match(line) and len(line.split()) >= 2):
+        return False
+    prose = sum(ch.isalpha() or ch.isspace() for ch in following) >= 0.9 * len(following)
+    return following[:1].isupper() and len(following.split()) >= 5 and prose
+
+
 def _blocks(text: str) -> list[tuple[str, list[str]]]:
     """*text* cut at section-heading lines (`is_heading`, dropped), so a heading is never glued into
     a quote: `(folded block text, its raw lines)`, dehyphenated."""
     blocks: list[list[str]] = [[]]
-    for line in text.split("\n"):
-        if is_heading(line):
+    lines = text.split("\n")
+    for k, line in enumerate(lines):
+        following = lines[k + 1] if k + 1 < len(lines) else ""
+        if is_heading(line) or _is_unnumbered_heading(lines[k - 1] if k else "", line, following):
             blocks.append([])
         else:
             blocks[-1].append(line)
@@ -278,11 +294,12 @@ def candidate_sentences(references: Sequence[Reference]) -> list[Sentence]:
         if looks_like_bibliography(ref.text):
             continue
         for b, (block, lines) in enumerate(_blocks(neutralise_paper_markers(ref.text))):
-            found: list[str] = []
-            for raw in _SPLIT.split(block):
-                text = raw.strip()
-                if text and is_quotable(text):
-                    found.append(text)
+            # (position, text): a sentence keeps its place among all the block's sentences, so two
+            # quotable sentences with an unquotable one between them are not adjacent (no window).
+            splits = _SPLIT.split(block)
+            found: list[tuple[int, str]] = [
+                (k, text) for k, raw in enumerate(splits) if (text := raw.strip()) and is_quotable(text)
+            ]
             previous = header = ""
             headers: dict[str, str] = {}
             for line in lines:
@@ -295,11 +312,11 @@ def candidate_sentences(references: Sequence[Reference]) -> list[Sentence]:
                 starts = (
                     not previous or previous[-1] in ".!?:" or bool(_TABLE_ROW.match(text) or _TABLE_ROW.match(previous))
                 )
-                contained = any(text in s or s in text for s in found)
+                contained = any(text in s or s in text for _, s in found)
                 if text and starts and not contained and is_quotable_line(text):
-                    found.append(text)
+                    found.append((len(splits) + len(found), text))
                 previous = text or previous
-            for position, text in enumerate(found):
+            for position, text in found:
                 kind = "sentence" if is_quotable(text) else "line"
                 sentences.append(
                     Sentence(

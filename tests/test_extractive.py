@@ -92,6 +92,38 @@ def test_headings_are_not_glued_into_quotes_and_footnotes_are_not_quoted():
     ]
 
 
+def test_a_paragraph_heading_without_a_number_is_not_glued_into_a_quote_but_a_table_header_stays():
+    text = (
+        "The master handles such failures gracefully.\n"
+        "Worker Failure\n"
+        "The master pings every worker periodically to check that it is alive.\n"
+        "The numbers for both clusters are shown below.\n"
+        "Cluster A B\n"
+        "Read rate 583 380\n"
+    )
+    candidates = candidate_sentences([reference(1, 1, text)])
+    assert [s.text for s in candidates if s.kind == "sentence"] == [
+        "The master handles such failures gracefully.",
+        "The master pings every worker periodically to check that it is alive.",
+        "The numbers for both clusters are shown below.",
+    ]
+    (row,) = [s for s in candidates if s.kind == "line"]
+    assert (row.text, row.context) == ("Read rate 583 380", "Cluster A B")
+
+
+def test_a_window_joins_only_sentences_the_paper_prints_next_to_each_other():
+    text = (
+        "Each tablet server manages a set of tablets in memory. See 3.1. "
+        "The master assigns tablets to tablet servers as they start. It also balances the load of every tablet server."
+    )
+    candidates = candidate_sentences([reference(1, 1, text)])
+    windows = [w.text for w in candidate_windows(candidates)]
+    # "See 3.1." is too short to quote: the sentences on either side of it make no window.
+    assert windows == [
+        "The master assigns tablets to tablet servers as they start. It also balances the load of every tablet server."
+    ]
+
+
 def test_figure_text_glued_to_a_caption_is_not_quoted():
     text = (
         "GFS client File namespace /foo/bar chunk 2ef0 Legend: Data messages Figure 1: GFS Architecture "
