@@ -597,6 +597,34 @@ def asked_terms(question: str) -> list[str]:
     return [t for t in terms(question) if t not in _ASKING]
 
 
+# Heads of an asked phrase that a sentence answering it need not repeat ("What is the purpose of
+# the master?" is answered by "The master maintains all file system metadata.").
+_GENERIC_HEADS = frozenset(
+    _stem(t)
+    for t in "purpose role goal aim difference advantage benefit reason idea approach problem way relationship "
+    "tradeoff trade-off motivation contribution result finding limitation effect impact main key kind type "
+    "design mechanism method technique strategy".split()
+)
+
+
+def asked_head(question: str) -> str:
+    """The head term of the thing a "what X"/"which X"/"what is the X" question asks about, stemmed
+    ("Under which open-source license is Bigtable released?" -> "licens", "What is the
+    inter-annotator agreement kappa?" -> "kappa"); "" for other questions and for generic heads
+    (`_GENERIC_HEADS`: "What is the purpose of ...?")."""
+    patterns = (
+        rf"\bwhat\s+(?!{_AUX}\b)(.+?)\s+{_AUX}\b",
+        r"\bwhat (?:is|are|was|were) (?:the |a |an )?(.+?)(?:\s+(?:of|for|in|on|that|when)\b|\?|$)",
+        rf"\bwhich\s+(.+?)\s+{_AUX}\b",
+    )
+    for pattern in patterns:
+        match = re.search(pattern, question, re.IGNORECASE)
+        if match:
+            found = [t for t in terms(match.group(1)) if t not in _ASKING]
+            return found[-1] if found and found[-1] not in _GENERIC_HEADS else ""
+    return ""
+
+
 def _named_things(question: str) -> list[str]:
     """Names in *question*: capitalised or mixed-case words not at its start ("Paxos", "GFS")."""
     words = re.findall(r"(?<!^)(?<![.?!]\s)\b([A-Z][\w-]*[A-Za-z0-9])\b", question.strip())
@@ -816,7 +844,10 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
         return new_name and len(key & text_terms) >= min(2, len(key))
     if _WHY.search(analysis.query) and not _REASON.search(text):
         return False  # "Quorbits are small rings." names the thing but gives no reason for it
-    return near
+    head = asked_head(analysis.query) if kind in (AnswerType.OTHER, AnswerType.DEFINITION) else ""
+    # "Under which open-source license ...?" is not stated by "... used as an input source ...":
+    # a sentence naming the asked thing's modifier alone does not name the thing.
+    return head in text_terms if head else near
 
 
 def _type_match(text: str, analysis: QuestionAnalysis, question_terms: set[str]) -> float:

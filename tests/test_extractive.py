@@ -754,6 +754,23 @@ def test_a_why_question_is_answered_by_a_reason_not_by_naming_the_thing():
     assert scored_answer(naming_only, "Why are quorbits used?").status == Status.NOT_STATED
 
 
+def test_a_what_or_which_question_is_stated_only_by_a_sentence_naming_the_thing_it_asks_for():
+    refs = [
+        reference(
+            1,
+            1,
+            "We have written wrappers that allow a Bigtable to be used as an input source for MapReduce jobs. "
+            "Annotators labelled every sentence and their agreement was measured on a held-out sample.",
+            title="Bigtable",
+        )
+    ]
+    for question in ("Under which open-source license is Bigtable released?", "What is the annotator agreement kappa?"):
+        assert scored_answer(refs, question).status == Status.NOT_STATED, question
+    licensed = [reference(1, 1, "The Bigtable client library is released under the Apache license.", title="Bigtable")]
+    answer = scored_answer(licensed, "Under which open-source license is Bigtable released?")
+    assert answer.status == Status.ANSWERED and "Apache license" in answer.text
+
+
 def test_a_quoted_table_row_comes_with_its_header_line():
     refs = [
         reference(
