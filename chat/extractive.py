@@ -1105,9 +1105,22 @@ def not_stated_sentence(analysis: QuestionAnalysis, candidates: Sequence[Sentenc
     for candidate in candidates:
         present.update(terms(candidate.text))
     words = re.findall(r"[\w-]+", analysis.query)
-    discussed = list(dict.fromkeys(w for w in words if _stem(w.lower()) in present and w.lower() not in _ASKING))
     asked = set(asked_terms(analysis.query))
-    topic = [w for w in discussed if _stem(w.lower()) not in asked] or discussed
+
+    def phrases(keep: Callable[[str], bool]) -> list[str]:
+        """Runs of adjacent question words that *keep* admits, as phrases ("full text", not "full and text")."""
+        runs: list[list[str]] = [[]]
+        for word in words:
+            if keep(word):
+                runs[-1].append(word)
+            elif runs[-1]:
+                runs.append([])
+        return list(dict.fromkeys(" ".join(run) for run in runs if run))
+
+    def discussed(word: str) -> bool:
+        return _stem(word.lower()) in present and word.lower() not in _ASKING
+
+    topic = phrases(lambda w: discussed(w) and _stem(w.lower()) not in asked) or phrases(discussed)
     subject = _listing(topic[:4]) if topic else "related topics"
     if missing:
         wanted = f"anything about {_listing(list(missing))}"
@@ -1207,14 +1220,18 @@ def compose_answer(
     if stated:
         head = [_HEADER]
         status = Status.ANSWERED if all(s.states for s in chosen) else Status.PARTLY_ANSWERED
-        named_without = [pid for pid in analysis.named_paper_ids if pid not in {s.candidate.paper_id for s in chosen}]
-        if analysis.comparison and named_without:
-            status = Status.PARTLY_ANSWERED
-        if unanswered or missing:
+        # A compared paper with no quote, or none that states the fact: the answer names it.
+        stating = {s.candidate.paper_id for s in chosen if s.states}
+        unstated = [pid for pid in analysis.named_paper_ids if pid not in stating] if analysis.comparison else []
+        title_of = {c.paper_id: c.title for c in candidates} | labels
+        unstated_titles = [title_of[pid] for pid in unstated if pid in title_of]
+        if unanswered or missing or unstated:
             status = Status.PARTLY_ANSWERED
             gaps = [not_stated_sentence(part, candidates, []) for part in unanswered]
             if missing:
                 gaps.append(f"The papers quoted here do not mention {_listing(missing)}.")
+            if unstated_titles:
+                gaps.append(f"No passage retrieved from {_listing(unstated_titles)} states it.")
             sentences += [AnswerSentence(text=gap, not_stated=True) for gap in gaps]
     else:
         line = not_stated_sentence(analysis, candidates, missing)

@@ -311,6 +311,15 @@ def test_a_quantity_no_passage_states_is_not_stated_plainly_with_related_passage
     assert not any(s.supported for s in answer.sentences if not s.not_stated)
 
 
+def test_the_not_stated_line_names_what_the_papers_discuss_as_the_questions_own_phrases():
+    refs = [reference(1, 1, "The full text index is rebuilt every night from the stored papers of each corpus.")]
+    answer = scored_answer(refs, "How much energy does the full text index of the corpus use?")
+    assert answer.status == Status.NOT_STATED
+    assert answer.text.startswith(
+        "The papers discuss full text index and corpus but do not state a figure for the energy asked about."
+    )
+
+
 def test_a_named_thing_no_passage_names_is_not_stated():
     refs = [reference(1, 1, "Raft elects a leader with randomized timeouts and majority votes.")]
     answer = scored_answer(refs, "How does Raft use Zab to elect a leader?")
@@ -327,7 +336,10 @@ def test_some_supported_quotes_make_a_partly_answered_status():
         refs, "What election timeouts do Raft and Paxos use?", named_paper_ids=(1, 2), comparison=True
     )
     assert answer.status == Status.PARTLY_ANSWERED
-    assert [s.supported for s in answer.sentences] == [True, False]
+    assert [s.supported for s in answer.sentences if not s.not_stated] == [True, False]
+    # The side no quote states is named (a reader sees which half of the comparison is missing).
+    assert [s.text for s in answer.sentences if s.not_stated] == ["No passage retrieved from Paxos states it."]
+    assert answer.text.endswith("No passage retrieved from Paxos states it.")
 
 
 def test_a_table_row_answers_with_its_page():
