@@ -79,7 +79,10 @@ MIN_SCORE = 0.2
 _CJK_STOPS = "\u3002\uff01\uff1f"  # the ideographic full stop, fullwidth exclamation and question marks
 # A sentence ends at a stop before a capital, a bracket or a footnote number glued to a capital
 # ("... communicate. 2We stress ..."), or at a CJK stop.
-_SPLIT = re.compile(rf"(?<=[.!?])\s+(?=[A-Z(\[]|\d+[A-Z])|(?<=[{_CJK_STOPS}])")
+# Abbreviations whose stop ends no sentence ("(e.g. AAN)", "Lamport et al. [14]").
+_NO_STOP_AFTER = ("e.g.", "i.e.", " al.", " cf.", " vs.", "Fig.", " Eq.", " No.")
+_ABBREVIATIONS = "".join(rf"(?<!{re.escape(abbreviation)})" for abbreviation in _NO_STOP_AFTER)
+_SPLIT = re.compile(rf"(?<=[.!?]){_ABBREVIATIONS}\s+(?=[A-Z(\[]|\d+[A-Z])|(?<=[{_CJK_STOPS}])")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _HEADER = "Extractive answer (sentences quoted from the papers; no chat model is configured):"
 

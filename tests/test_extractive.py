@@ -55,6 +55,19 @@ def test_candidate_sentences_are_whole_sentences_with_hyphenation_joined():
     ]
 
 
+def test_a_sentence_is_not_cut_at_an_abbreviations_stop():
+    ref = reference(
+        1,
+        1,
+        "Some corpora cover few papers (e.g. AAN), or are domain-specific (i.e. PubMed only). "
+        "Lamport et al. [14] proposed the original algorithm for such systems.",
+    )
+    assert [s.text.replace("\u2060", "") for s in candidate_sentences([ref])] == [
+        "Some corpora cover few papers (e.g. AAN), or are domain-specific (i.e. PubMed only).",
+        "Lamport et al. [14] proposed the original algorithm for such systems.",
+    ]
+
+
 def test_a_quoted_sentence_keeps_the_papers_own_reference_numbers_as_text_not_citations():
     ref = reference(1, 1, "Leaders are elected with randomized timeouts as in earlier work [6, 31].")
     (sentence,) = candidate_sentences([ref])
