@@ -29,6 +29,7 @@ from papers.services import (
 )
 from projects.services import add_papers_to_project, create_project
 from tests.conftest import shared_case, shared_paper
+from tests.support.pdfs import CREATED
 
 pytestmark = pytest.mark.django_db
 
@@ -104,7 +105,7 @@ def test_without_a_printed_year_the_file_date_is_used(tmp_path, make_pdf):
     path = tmp_path / "plain.pdf"
     path.write_bytes(make_pdf(["Some notes about consensus protocols written without any date at all."]))
     metadata = extract_metadata(extract_text(path))
-    assert metadata.year == datetime.now(UTC).year  # fpdf2 stamps the creation date
+    assert metadata.year == CREATED.year  # the creation date the test PDFs carry
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from fpdf import FPDF
 
-_CREATED = datetime(2024, 1, 1, tzinfo=UTC)
+CREATED = datetime(2024, 1, 1, tzinfo=UTC)
 
 
 def make_pdf_bytes(
@@ -24,7 +24,7 @@ def make_pdf_bytes(
     a raster image with no text layer.
     """
     pdf = FPDF()
-    pdf.set_creation_date(_CREATED)  # the same pages make the same bytes, whenever the test runs
+    pdf.set_creation_date(CREATED)  # the same pages make the same bytes, whenever the test runs
     pdf.set_auto_page_break(auto=True, margin=15)
     if title:
         pdf.set_title(title)
