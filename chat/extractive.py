@@ -699,9 +699,12 @@ def analysis_for(
 _NAME = re.compile(r"\b[A-Z][a-z]*[A-Z0-9][\w-]*\b|\b[A-Z][a-z]{2,}(?:\s+[A-Z][a-z]+)+\b")
 _ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]{2,}\b")
 _DEFINES = re.compile(r"\b(?:is|are)\s+(?:a|an|the)\b|\brefers? to\b|\bwe (?:call|define)\b|\bdefined as\b", re.I)
-# A mechanism is stated with a means or a purpose: "... by ...", "To detect ..., Dynamo uses Merkle trees".
+# A mechanism is stated with a means or a purpose: "... by ...", "To detect ..., Dynamo uses Merkle
+# trees", "We use a three-level hierarchy ... to store tablet location information".
 _EXPLAINS = re.compile(
-    r"\b(?:by|because|so that|when|using|through|which|in order to|first|then|relies on|employs)\b|^to \w+", re.I
+    r"\b(?:by|because|so that|when|using|through|which|in order to|first|then|relies on|employs)\b|^to \w+"
+    r"|\b(?:use[sd]?|employs?|adopts?)\b[^.;]{0,80}?\bto (?!the\b|a\b|an\b)\w+",
+    re.I,
 )
 # A "why" question is answered by a reason or an effect: "... because ...", "... reduces clients'
 # need to interact with the master", "This allows ...", "To avoid ...".

@@ -796,6 +796,24 @@ def test_a_what_or_which_question_is_stated_only_by_a_sentence_naming_the_thing_
     assert answer.status == Status.ANSWERED and "Apache license" in answer.text
 
 
+def test_a_mechanism_is_stated_by_what_is_used_for_a_purpose():
+    refs = [
+        reference(
+            1,
+            1,
+            "Most clients never communicate with the master about tablet locations at all. "
+            "We use a three-level hierarchy analogous to a B+-tree to store tablet location information.",
+            title="Bigtable",
+        )
+    ]
+    analysis = analysis_for("How does Bigtable locate its tablets?")
+    candidates = candidate_sentences(refs)
+    by_text = {s.candidate.text: s for s in score_candidates(candidates, analysis, np.full(len(candidates), 0.5))}
+    echo, means = (by_text[c.text] for c in candidates)
+    assert means.type_match > echo.type_match
+    assert means.score > echo.score
+
+
 def test_a_quoted_table_row_comes_with_its_header_line():
     refs = [
         reference(
