@@ -504,6 +504,8 @@ def _quantities(text: str) -> tuple[Quantity, ...]:
             # "2-1" is no range (a score, an identifier): keep the first number alone.
             high = low
         unit = _UNITS.get(unit_text.lower(), "")
+        if unit_text == "B" and text[match.end() - 2 : match.end() - 1].isdigit():
+            unit = ""  # "16.5B tokens", "81.1M papers": billions, not bytes
         if not unit and match.start() > 0:
             unit = _CURRENCY_SIGNS.get(text[match.start() - 1], "")
         if not unit and low == high and low.is_integer() and 1900 <= low <= 2099:

@@ -814,6 +814,13 @@ def test_a_mechanism_is_stated_by_what_is_used_for_a_purpose():
     assert means.score > echo.score
 
 
+def test_a_b_glued_to_a_number_counts_billions_not_bytes():
+    assert [q.unit for q in quantities("approximately 16.5B tokens of full body text")] == [""]
+    assert [q.unit for q in quantities("a 64 B header and 64 MB chunks")] == ["b", "mb"]
+    refs = [reference(1, 1, "We estimate that the corpus consists of approximately 16.5B tokens of text.", "S2ORC")]
+    assert scored_answer(refs, "How many gigabytes does the corpus take on disk?").status == Status.NOT_STATED
+
+
 def test_a_quoted_table_row_comes_with_its_header_line():
     refs = [
         reference(
