@@ -31,7 +31,7 @@ import math
 import re
 import threading
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import lru_cache
@@ -583,23 +583,32 @@ def key_stems(analysis: QuestionAnalysis) -> tuple[str, ...]:
     return tuple(dict.fromkeys(t for key in analysis.key_terms for t in terms(key)))
 
 
+# Where a question names the thing it asks about: "how many X", "what X <verb>", "what is the X",
+# "which X <verb>" (group 1 is the phrase).
+_HOW_MANY_X = re.compile(rf"\bhow (?:many|much)\s+(.+?)(?:\s+{_AUX}\b|\?|$)", re.IGNORECASE)
+_WHAT_X = re.compile(rf"\bwhat\s+(?!{_AUX}\b)(.+?)\s+{_AUX}\b", re.IGNORECASE)
+_WHAT_AUX_X = re.compile(rf"\bwhat {_AUX} (?:the |a |an )?(.+?)(?:\s+(?:of|for|in|on|that|when)\b|\?|$)", re.IGNORECASE)
+_WHAT_IS_X = re.compile(
+    r"\bwhat (?:is|are|was|were) (?:the |a |an )?(.+?)(?:\s+(?:of|for|in|on|that|when)\b|\?|$)", re.IGNORECASE
+)
+_WHICH_X = re.compile(rf"\bwhich\s+(.+?)\s+{_AUX}\b", re.IGNORECASE)
+
+
+def _asked_phrases(question: str, patterns: Sequence[re.Pattern[str]]) -> Iterator[list[str]]:
+    """For each of *patterns* that matches *question*, in order, the stemmed terms of the phrase it
+    names, `_ASKING` words left out (possibly none)."""
+    for pattern in patterns:
+        match = pattern.search(question)
+        if match:
+            yield [t for t in terms(match.group(1)) if t not in _ASKING]
+
+
 def asked_terms(question: str) -> list[str]:
     """The terms naming the thing a question asks about: the words after "how many/much" or between
     "what" and its verb ("What chunk size does GFS use?" -> chunk, size), or after "what is the"
     ("What is the F1 of ..." -> f1); else every content term. Stemmed (see `terms`)."""
-    patterns = (
-        rf"\bhow (?:many|much)\s+(.+?)(?:\s+{_AUX}\b|\?|$)",
-        rf"\bwhat\s+(?!{_AUX}\b)(.+?)\s+{_AUX}\b",
-        rf"\bwhat {_AUX} (?:the |a |an )?(.+?)(?:\s+(?:of|for|in|on|that|when)\b|\?|$)",
-        rf"\bwhich\s+(.+?)\s+{_AUX}\b",
-    )
-    for pattern in patterns:
-        match = re.search(pattern, question, re.IGNORECASE)
-        if match:
-            found = [t for t in terms(match.group(1)) if t not in _ASKING]
-            if found:
-                return found
-    return [t for t in terms(question) if t not in _ASKING]
+    found = next((f for f in _asked_phrases(question, (_HOW_MANY_X, _WHAT_X, _WHAT_AUX_X, _WHICH_X)) if f), None)
+    return found or [t for t in terms(question) if t not in _ASKING]
 
 
 # Heads of an asked phrase that a sentence answering it need not repeat ("What is the purpose of
@@ -612,22 +621,15 @@ _GENERIC_HEADS = frozenset(
 )
 
 
+@lru_cache(maxsize=4096)
 def asked_head(question: str) -> str:
     """The head term of the thing a "what X"/"which X"/"what is the X" question asks about, stemmed
     ("Under which open-source license is Bigtable released?" -> "licens", "What is the
     inter-annotator agreement kappa?" -> "kappa"); "" for other questions and for generic heads
-    (`_GENERIC_HEADS`: "What is the purpose of ...?")."""
-    patterns = (
-        rf"\bwhat\s+(?!{_AUX}\b)(.+?)\s+{_AUX}\b",
-        r"\bwhat (?:is|are|was|were) (?:the |a |an )?(.+?)(?:\s+(?:of|for|in|on|that|when)\b|\?|$)",
-        rf"\bwhich\s+(.+?)\s+{_AUX}\b",
-    )
-    for pattern in patterns:
-        match = re.search(pattern, question, re.IGNORECASE)
-        if match:
-            found = [t for t in terms(match.group(1)) if t not in _ASKING]
-            return found[-1] if found and found[-1] not in _GENERIC_HEADS else ""
-    return ""
+    (`_GENERIC_HEADS`: "What is the purpose of ...?"). Memoised: `states_fact` asks it once per
+    candidate sentence."""
+    found = next(_asked_phrases(question, (_WHAT_X, _WHAT_IS_X, _WHICH_X)), [])
+    return found[-1] if found and found[-1] not in _GENERIC_HEADS else ""
 
 
 def _named_things(question: str) -> list[str]:
