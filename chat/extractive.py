@@ -427,6 +427,8 @@ _UNITS = {
     "day": "day", "days": "day",
     "b": "b", "byte": "b", "bytes": "b", "kb": "kb", "kib": "kb", "mb": "mb", "mib": "mb",
     "gb": "gb", "gib": "gb", "tb": "tb", "tib": "tb", "pb": "pb",
+    "kilobyte": "kb", "kilobytes": "kb", "megabyte": "mb", "megabytes": "mb", "gigabyte": "gb",
+    "gigabytes": "gb", "terabyte": "tb", "terabytes": "tb", "petabyte": "pb", "petabytes": "pb",
     "%": "%", "percent": "%", "per cent": "%",
     "x": "x", "times": "x",
     "hz": "hz", "khz": "khz", "mhz": "mhz", "ghz": "ghz",
@@ -752,7 +754,9 @@ _MEASURE_WORDS: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
     ),
     (
         "bytes",
-        re.compile(r"\b(?:capacity|memory|disk space|how many bytes)\b", re.IGNORECASE),
+        re.compile(
+            r"\b(?:capacity|memory|disk space|(?:kilo|mega|giga|tera|peta)?bytes|in (?:[kmgtp]i?b))\b", re.IGNORECASE
+        ),
         frozenset({"b", "kb", "mb", "gb", "tb", "pb"}),
     ),
     (

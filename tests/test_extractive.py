@@ -821,6 +821,16 @@ def test_a_b_glued_to_a_number_counts_billions_not_bytes():
     assert scored_answer(refs, "How many gigabytes does the corpus take on disk?").status == Status.NOT_STATED
 
 
+def test_byte_units_spelled_out_are_units_and_ask_for_bytes():
+    assert quantities("the release takes 1.2 terabytes") == [Quantity(1.2, 1.2, "tb")]
+    assert asked_measure("How large is the S2ORC download in terabytes?") == "bytes"
+    assert asked_measure("How big is the dump in GB?") == "bytes"
+    refs = [reference(1, 1, "We estimate that the corpus consists of approximately 16.5B tokens of text.", "S2ORC")]
+    assert scored_answer(refs, "How large is the S2ORC download in terabytes?").status == Status.NOT_STATED
+    refs = [reference(1, 1, "The full S2ORC download is 2.1 terabytes of compressed JSON lines.", "S2ORC")]
+    assert scored_answer(refs, "How large is the S2ORC download in terabytes?").status != Status.NOT_STATED
+
+
 def test_a_quoted_table_row_comes_with_its_header_line():
     refs = [
         reference(
