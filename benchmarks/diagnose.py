@@ -50,7 +50,14 @@ def _scored(question: str, references: list[Any], analysis: Any) -> list[Any]:
     if not candidates:
         candidates = fallback_candidates(references)
     cheap = cheap_scores(candidates, analysis)
-    dense = embed_candidates(candidates, analysis, embed_query(analysis.query), sentence_vectors.embed, cheap=cheap)
+    dense = embed_candidates(
+        candidates,
+        analysis,
+        embed_query(analysis.query),
+        sentence_vectors.embed,
+        cheap=cheap,
+        known=sentence_vectors.known,
+    )
     return sorted(score_candidates(candidates, analysis, dense, cheap=cheap), key=lambda s: (-s.states, -s.score))
 
 

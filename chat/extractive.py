@@ -59,8 +59,8 @@ RELATIVE_BAR = 0.85
 SECOND_QUOTE_BAR = 0.75
 MAX_QUOTES_FIRST = 3
 MAX_QUOTES_OTHER = 2
-# At most this many sentences are embedded per question: the rest are ranked out by the cheap
-# scores first (embedding was 3 s of a 3.2 s answer when every candidate was embedded).
+# At most this many sentences without a known vector are embedded per question: the rest are ranked
+# out by the cheap scores first (embedding was 3 s of a 3.2 s answer when every candidate was embedded).
 MAX_EMBEDDED = 30
 # Score weights; dense and lexical are both in [0, 1] here. Chosen on the GFS/Raft/Chubby questions
 # of benchmarks/questions.json (non-held-out items) so that the sentence holding the fact beats the
@@ -225,6 +225,17 @@ def _is_unnumbered_heading(previous: str, line: str, following: str) -> bool:
     return following[:1].isupper() and len(following.split()) >= 5 and prose
 
 
+# A run-in heading printed on its paragraph's own line: a short phrase with no stop, then "We" or
+# "Our" capitalised mid-sentence ("Extracting structured data from PDFs We use SCIENCEPARSE ...").
+_RUN_IN_HEADING = re.compile(r"^[A-Z][\w'\u2019-]*(?:\s+[\w'\u2019()-]+){0,7}?\s+(?=(?:We|Our)\s+[a-z])")
+
+
+def without_run_in_heading(sentence: str) -> str:
+    """*sentence* without a run-in paragraph heading glued to its start (`_RUN_IN_HEADING`):
+    "Extracting structured data from PDFs We use GROBID ..." -> "We use GROBID ..."."""
+    return _RUN_IN_HEADING.sub("", sentence, count=1)
+
+
 def _blocks(text: str) -> list[tuple[str, list[str]]]:
     """*text* cut at section-heading lines (`is_heading`, dropped), so a heading is never glued into
     a quote: `(folded block text, its raw lines)`, dehyphenated."""
@@ -300,11 +311,16 @@ def candidate_sentences(references: Sequence[Reference]) -> list[Sentence]:
             # (position, text): a sentence keeps its place among all the block's sentences, so two
             # quotable sentences with an unquotable one between them are not adjacent (no window).
             splits = _SPLIT.split(block)
-            found: list[tuple[int, str]] = [
-                (k, text) for k, raw in enumerate(splits) if (text := raw.strip()) and is_quotable(text)
-            ]
-            previous = header = ""
+            found: list[tuple[int, str]] = []
+            # A table row's header line, a sentence's run-in heading: matched, not quoted.
             headers: dict[str, str] = {}
+            for k, raw in enumerate(splits):
+                text = without_run_in_heading(raw.strip())
+                if text and is_quotable(text):
+                    found.append((k, text))
+                    if text != raw.strip():
+                        headers[text] = raw.strip()[: -len(text)].strip()
+            previous = header = ""
             for line in lines:
                 text = " ".join(line.split())
                 if _TABLE_ROW.match(text):
@@ -981,12 +997,17 @@ def embed_candidates(
     embed: Callable[[Sequence[str]], np.ndarray],
     *,
     cheap: CheapScores | None = None,
+    known: Callable[[Sequence[str]], dict[str, np.ndarray]] | None = None,
 ) -> np.ndarray:
-    """Cosine similarity of each candidate to the question. Only the sentences of the best
-    `MAX_EMBEDDED` candidates by the cheap scores (*cheap*, computed when not given) are embedded,
-    the papers taking turns (others score 0); a window's vector is the normalised sum of its two sentences' vectors, so
-    windows cost no extra embedding."""
+    """Cosine similarity of each candidate to the question (*query_embedding*, shape (dimension,)).
+    Sentences whose vectors *known* already holds (indexing pre-fills them, `chat.prefill`) are all
+    scored: a lookup, not model time. Of the rest, only the sentences of the best `MAX_EMBEDDED`
+    candidates by the cheap scores (*cheap*, computed when not given) are embedded with *embed*,
+    the papers taking turns (others score 0). A window's vector is the normalised sum of its two
+    sentences' vectors, so windows cost no extra embedding. Returns shape (len(candidates),)."""
     cheap = cheap_scores(candidates, analysis) if cheap is None else cheap
+    single = list(dict.fromkeys(c.text for c in candidates if c.parts == 1))
+    held = known(single) if known is not None and single else {}
     ranked = sorted(range(len(candidates)), key=lambda i: -(W_LEXICAL * cheap[i][0] + W_TYPE * cheap[i][1]))
     # Papers take turns (best cheap score first), so a comparison's second paper has its best
     # sentences embedded too, not only the leading paper's.
@@ -1000,12 +1021,14 @@ def embed_candidates(
     for i in order:
         c = candidates[i]
         parts = [c.text] if c.parts == 1 else [sentence_texts.get((c.n, c.block, c.position + k), "") for k in (0, 1)]
-        if any(p not in wanted for p in parts) and len(wanted) >= MAX_EMBEDDED:
+        if any(p not in wanted and p not in held for p in parts) and len(wanted) >= MAX_EMBEDDED:
             continue
         parts_of[i] = parts
-        wanted.update(dict.fromkeys(parts))
+        wanted.update(dict.fromkeys(p for p in parts if p not in held))
     texts = [t for t in wanted if t]
-    vectors = dict(zip(texts, embed(texts), strict=True)) if texts else {}
+    vectors = dict(held)
+    if texts:
+        vectors.update(zip(texts, embed(texts), strict=True))
     cosines = np.zeros(len(candidates), dtype=np.float32)
     for i, parts in parts_of.items():
         found = [vectors[p] for p in parts if p in vectors]
@@ -1112,6 +1135,17 @@ def _listing(items: Sequence[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
+# A question ending on its main verb: after do-support ("How many tokens does the corpus contain?")
+# or a participle after "is"/"was" ("Under which licence is S2ORC released?").
+# The words between are the subject alone: no preposition ("What does the master store for each
+# chunk?" ends on a noun).
+_SUBJECT_WORD = r"\s+(?!(?:for|of|in|on|to|with|from|by|at|about|per|each|when|if)\b)[\w'\u2019-]+"
+_FINAL_VERB = re.compile(
+    rf"\b(?:does|do|did)\b(?:{_SUBJECT_WORD}){{1,6}}?\s+[a-z]+\s*\?\s*$"
+    rf"|\b(?:is|are|was|were)\b(?:{_SUBJECT_WORD}){{1,6}}?\s+[a-z]+(?:ed|en)\s*\?\s*$"
+)
+
+
 def not_stated_sentence(analysis: QuestionAnalysis, candidates: Sequence[Sentence], missing: Sequence[str]) -> str:
     """ "The papers discuss X but do not state Y.": X the question's terms the candidates contain,
     Y what was asked (*missing* names, or the asked terms)."""
@@ -1119,6 +1153,8 @@ def not_stated_sentence(analysis: QuestionAnalysis, candidates: Sequence[Sentenc
     for candidate in candidates:
         present.update(terms(candidate.text))
     words = re.findall(r"[\w-]+", analysis.query)
+    if _FINAL_VERB.search(analysis.query):
+        words = words[:-1]  # "... does the corpus contain?", "... is S2ORC released?": a verb, no topic
     asked = set(asked_terms(analysis.query))
 
     def phrases(keep: Callable[[str], bool]) -> list[str]:

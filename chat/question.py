@@ -154,6 +154,28 @@ def defined_term(question: str) -> str | None:
     return next(group for group in match.groups() if group).strip()
 
 
+# "What similarity score is used ...", "Which threshold does GFS pick ...": the thing asked for, at
+# most four words between "what"/"which" and the verb.
+_ASKED_THING = re.compile(
+    r"^(?:what|which)\s+(?!(?:is|are|was|were|does|do|did|has|have|can|will|would|should|kind|sort|type)\b)"
+    r"(?P<thing>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?)\s+(?:is|are|was|were|does|do|did|has|have|can|will)\b",
+    re.IGNORECASE,
+)
+
+
+def asked_thing(question: str, papers: Sequence[PaperRef] = ()) -> str | None:
+    """The thing a "what X"/"which X" question asks for, as written ("What similarity score is used
+    for bibliography linking?" -> "similarity score"); None when there is none, or it names a
+    paper or the papers themselves ("Which paper introduced Raft?")."""
+    match = _ASKED_THING.match(_without_lead_in(question))
+    if match is None:
+        return None
+    thing = match.group("thing")
+    if mentions(thing, papers) or any(word.casefold() in _PAPER_WORDS for word in thing.split()):
+        return None
+    return thing
+
+
 # Case-blind, unlike a paper's own labels (`papers.figures`): questions are typed "table 3".
 _LABEL = re.compile(r"\b(?P<kind>table|figure|fig\.)\s*(?P<number>\d+)\b", re.IGNORECASE)
 
@@ -455,6 +477,7 @@ _SUBJECT_IT = re.compile(
     re.IGNORECASE,
 )
 _IT = re.compile(r"\bit\b", re.IGNORECASE)
+_PASSIVE_IT = re.compile(r"\b(?:is|was)\s+it\b", re.IGNORECASE)
 # "it" as the subject of a clause inside the question ("What happens when it fails?").
 _CLAUSE_IT = re.compile(
     r"\bit\b(?=\s+(?:is|was|has|can|cannot|will|would|does|did|becomes|became|fails|failed|crashes|"
@@ -610,8 +633,13 @@ def _resolve_references(
     text = _PAPER_REFERENCE.sub(pick, question)
     subject_it = False
     term = defined_term(previous.query)
+    if term is None and (not previous.focus or _PASSIVE_IT.search(text)):
+        # The thing a "what X" question asked for, unless "it" may be the paper it named acting
+        # ("What chunk size does GFS use?" then "How does it handle hot spots?" is about GFS).
+        term = asked_thing(previous.query, papers)
     if term and not referred and not named_papers(question, papers) and _IT.search(text):
-        # "What is an SSTable?" then "How is it stored?": "it" is the thing just defined, not a paper.
+        # "What is an SSTable?" then "How is it stored?": "it" is the thing just defined, not a
+        # paper; "What similarity score is used for linking?" then "How is it computed?": the score.
         return _IT.sub(f"the {term}", text), referred, False, group
     if not referred and not named_papers(question, papers) and previous.focus and _SUBJECT_IT.search(text):
         name = _names(previous.focus, papers)

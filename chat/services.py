@@ -342,14 +342,26 @@ def extractive_answer(
     )
 
 
+def _known(texts: Sequence[str]) -> dict[str, np.ndarray]:
+    """The sentence vectors already held (`sentence_vectors.known`); none when the chunk index
+    cannot be read (logged): the capped embedding then covers the best candidates."""
+    try:
+        return sentence_vectors.known(texts)
+    except ChunkStoreError:
+        logger.warning("Sentence vectors could not be read; embedding the best candidates only", exc_info=True)
+        return {}
+
+
 def _scored_for(candidates: list[Sentence], analysis: QuestionAnalysis, query: np.ndarray) -> list[Scored]:
     """*candidates* scored against *analysis* (the question, or one of its `parts`), whose query's
     embedding is *query*; each side of a comparison (`paper_queries`, unless the question has parts)
     against its own side of the question."""
     cheap = cheap_scores(candidates, analysis)  # both the embedding choice and the scores read them
-    dense = embed_candidates(candidates, analysis, query, sentence_vectors.embed, cheap=cheap)
+    dense = embed_candidates(candidates, analysis, query, sentence_vectors.embed, cheap=cheap, known=_known)
     for paper_id, own_query in analysis.paper_queries if not analysis.parts else ():
-        own = embed_candidates(candidates, analysis, embed_query(own_query), sentence_vectors.embed, cheap=cheap)
+        own = embed_candidates(
+            candidates, analysis, embed_query(own_query), sentence_vectors.embed, cheap=cheap, known=_known
+        )
         rows = [row for row, candidate in enumerate(candidates) if candidate.paper_id == paper_id]
         dense[rows] = own[rows]
     return score_candidates(candidates, analysis, dense, cheap=cheap)

@@ -7,6 +7,7 @@ import pytest
 
 from chat.citations import parse_citations
 from chat.extractive import (
+    MAX_EMBEDDED,
     Quantity,
     Status,
     analysis_for,
@@ -15,6 +16,7 @@ from chat.extractive import (
     candidate_sentences,
     candidate_windows,
     compose_answer,
+    embed_candidates,
     is_signpost,
     normalise_numbers,
     quantities,
@@ -122,6 +124,22 @@ def test_a_paragraph_heading_without_a_number_is_not_glued_into_a_quote_but_a_ta
     ]
     (row,) = [s for s in candidates if s.kind == "line"]
     assert (row.text, row.context) == ("Read rate 583 380", "Cluster A B")
+
+
+def test_a_run_in_heading_on_the_paragraphs_own_line_is_not_glued_into_a_quote():
+    text = (
+        "We keep papers that meet these criteria. Extracting structured data from PDFs We use a parser to "
+        "extract title and authors from each PDF. Our pipeline then links every citation to its paper. "
+        "The Semantic Scholar team built We Are Here as a demo of the reader interface."
+    )
+    assert [s.text for s in candidate_sentences([reference(1, 1, text)])] == [
+        "We keep papers that meet these criteria.",
+        "We use a parser to extract title and authors from each PDF.",
+        "Our pipeline then links every citation to its paper.",
+        "The Semantic Scholar team built We Are Here as a demo of the reader interface.",
+    ]
+    (parser,) = [s for s in candidate_sentences([reference(1, 1, text)]) if "parser" in s.text]
+    assert parser.context == "Extracting structured data from PDFs"  # matched, not quoted
 
 
 def test_a_window_joins_only_sentences_the_paper_prints_next_to_each_other():
@@ -322,6 +340,13 @@ def test_a_quantity_no_passage_states_is_not_stated_plainly_with_related_passage
     )
     assert "Related passages (they do not answer the question):" in answer.text
     assert not any(s.supported for s in answer.sentences if not s.not_stated)
+
+
+def test_the_not_stated_line_leaves_out_the_verb_a_question_ends_on():
+    refs = [reference(1, 1, "The S2ORC pretraining corpus contains the full text of every paper released so far.")]
+    answer = scored_answer(refs, "How many gigabytes does the S2ORC pretraining corpus contain?")
+    assert answer.status == Status.NOT_STATED
+    assert answer.text.startswith("The papers discuss S2ORC pretraining corpus but do not state")
 
 
 def test_the_not_stated_line_names_what_the_papers_discuss_as_the_questions_own_phrases():
@@ -875,3 +900,23 @@ def test_a_table_captioned_under_its_rows_is_quoted_with_them_and_never_with_the
         "Machine days used 79,186 days",
         "Table 1: MapReduce jobs run in August 2004",
     ]
+
+
+def test_sentences_with_known_vectors_are_all_scored_and_only_unknown_ones_are_embedded():
+    texts = [f"Tablet server {i} serves a range of rows for the master in the cluster." for i in range(40)]
+    candidates = candidate_sentences([reference(1, 1, " ".join(texts))])
+    analysis = analyse_question("How do tablet servers serve rows?", history=(), papers=[])
+    query = np.ones(4, dtype=np.float32) / 2
+    held = {text: query for text in texts[1:]}  # every sentence but the first has a vector
+    embedded: list[str] = []
+
+    def embed(batch):
+        embedded.extend(batch)
+        return np.tile(query, (len(batch), 1))
+
+    cosines = embed_candidates(candidates, analysis, query, embed, known=lambda wanted: held)
+    assert len(candidates) > MAX_EMBEDDED
+    assert embedded == [texts[0]]
+    assert np.allclose(cosines, 1.0)
+    without = embed_candidates(candidates, analysis, query, lambda batch: np.tile(query, (len(batch), 1)))
+    assert (without == 0).sum() == len(candidates) - MAX_EMBEDDED

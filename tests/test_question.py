@@ -458,6 +458,18 @@ def test_it_after_a_definition_question_is_the_thing_defined():
     assert analysis.query == "How is the SSTable stored?"
 
 
+def test_it_after_a_what_x_question_is_the_thing_asked_for_unless_a_named_paper_acts():
+    analysis = analyse("How is it computed?", ("What similarity score is used for bibliography linking?", ()))
+    assert analysis.query == "How is the similarity score computed?"
+    analysis = analyse("Why was it chosen?", ("What chunk size does GFS use?", (GFS.paper_id,)))
+    assert analysis.query == "Why was the chunk size chosen in GFS?"
+    assert analysis.named_paper_ids == (GFS.paper_id,)
+    analysis = analyse("How does it handle hot spots?", ("What chunk size does GFS use?", (GFS.paper_id,)))
+    assert analysis.query == "How does GFS handle hot spots?"
+    analysis = analyse("How does it split them?", ("Which paper introduced tablets?", (BIGTABLE.paper_id,)))
+    assert "paper" not in analysis.query
+
+
 def test_the_other_paper_named_in_the_question_itself_is_that_paper():
     previous = ("How does Bigtable partition data?", (BIGTABLE.paper_id, GFS.paper_id))
     analysis = analyse("How does the other paper, Chubby, partition data?", previous)
