@@ -725,7 +725,9 @@ _DEFINES = re.compile(r"\b(?:is|are)\s+(?:a|an|the)\b|\brefers? to\b|\bwe (?:cal
 # trees", "We use a three-level hierarchy ... to store tablet location information".
 _EXPLAINS = re.compile(
     r"\b(?:by|because|so that|when|using|through|which|in order to|first|then|relies on|employs)\b|^to \w+"
-    r"|\b(?:use[sd]?|employs?|adopts?)\b[^.;]{0,80}?\bto (?!the\b|a\b|an\b)\w+",
+    # "... used to <verb>", but not an experiment's "We used our implementation to measure ...".
+    r"|\b(?:use[sd]?|employs?|adopts?)\b[^.;]{0,80}?\bto (?!(?:the|a|an|measure|evaluate|test|compare|assess|"
+    r"study|analy[sz]e|validate|answer|show|demonstrate|illustrate|quantify|benchmark)\b)\w+",
     re.I,
 )
 # A "why" question is answered by a reason or an effect: "... because ...", "... reduces clients'
@@ -1136,13 +1138,14 @@ def _listing(items: Sequence[str]) -> str:
 
 
 # A question ending on its main verb: after do-support ("How many tokens does the corpus contain?")
-# or a participle after "is"/"was" ("Under which licence is S2ORC released?").
+# or a participle after "is"/"was", perhaps with its preposition ("What licence is S2ORC released under?").
 # The words between are the subject alone: no preposition ("What does the master store for each
 # chunk?" ends on a noun).
 _SUBJECT_WORD = r"\s+(?!(?:for|of|in|on|to|with|from|by|at|about|per|each|when|if)\b)[\w'\u2019-]+"
+_STRANDED = r"(?:under|for|in|on|with|by|from|to|of|at|about|into|as)"
 _FINAL_VERB = re.compile(
     rf"\b(?:does|do|did)\b(?:{_SUBJECT_WORD}){{1,6}}?\s+[a-z]+\s*\?\s*$"
-    rf"|\b(?:is|are|was|were)\b(?:{_SUBJECT_WORD}){{1,6}}?\s+[a-z]+(?:ed|en)\s*\?\s*$"
+    rf"|\b(?:is|are|was|were)\b(?:{_SUBJECT_WORD}){{1,6}}?\s+[a-z]+(?:ed|en)(?P<stranded>\s+{_STRANDED})?\s*\?\s*$"
 )
 
 
@@ -1153,8 +1156,9 @@ def not_stated_sentence(analysis: QuestionAnalysis, candidates: Sequence[Sentenc
     for candidate in candidates:
         present.update(terms(candidate.text))
     words = re.findall(r"[\w-]+", analysis.query)
-    if _FINAL_VERB.search(analysis.query):
-        words = words[:-1]  # "... does the corpus contain?", "... is S2ORC released?": a verb, no topic
+    final_verb = _FINAL_VERB.search(analysis.query)
+    if final_verb:  # "... does the corpus contain?", "... is S2ORC released (under)?": a verb, no topic
+        words = words[: -2 if final_verb["stranded"] else -1]
     asked = set(asked_terms(analysis.query))
 
     def phrases(keep: Callable[[str], bool]) -> list[str]:

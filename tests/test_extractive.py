@@ -347,6 +347,9 @@ def test_the_not_stated_line_leaves_out_the_verb_a_question_ends_on():
     answer = scored_answer(refs, "How many gigabytes does the S2ORC pretraining corpus contain?")
     assert answer.status == Status.NOT_STATED
     assert answer.text.startswith("The papers discuss S2ORC pretraining corpus but do not state")
+    refs = [reference(1, 1, "S2ORC was released alongside a reader interface for the whole corpus of papers.")]
+    answer = scored_answer(refs, "What licence is S2ORC released under?")
+    assert answer.text.startswith("The papers discuss S2ORC but do not state")
 
 
 def test_the_not_stated_line_names_what_the_papers_discuss_as_the_questions_own_phrases():
@@ -920,3 +923,15 @@ def test_sentences_with_known_vectors_are_all_scored_and_only_unknown_ones_are_e
     assert np.allclose(cosines, 1.0)
     without = embed_candidates(candidates, analysis, query, lambda batch: np.tile(query, (len(batch), 1)))
     assert (without == 0).sum() == len(candidates) - MAX_EMBEDDED
+
+
+def test_an_experiment_using_a_system_to_measure_it_is_no_mechanism():
+    refs = [
+        reference(1, 1, "We used our Raft implementation to measure the performance of its leader election algorithm."),
+        reference(2, 1, "Raft uses randomized timers to elect leaders, so that split votes are rare."),
+    ]
+    candidates = candidate_sentences(refs)
+    analysis = analyse_question("How does Raft elect a leader?", history=(), papers=[])
+    by_text = {s.candidate.text: s for s in score_candidates(candidates, analysis, np.full(len(candidates), 0.6))}
+    experiment, mechanism = (by_text[c.text] for c in candidates)
+    assert experiment.type_match < mechanism.type_match
