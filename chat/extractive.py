@@ -823,16 +823,18 @@ def quantity_fit(text: str, measure: str) -> float:
 def _definition_pattern(words: tuple[str, ...]) -> re.Pattern[str] | None:
     if not words:
         return None
+    # The words may be stems ("ephemer" for "Ephemeral"): a word starting with one names it.
     names = "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
     # "Zab [24], an atomic broadcast protocol", "An SSTable is a ...", "(an SSTable) provides a",
     # "data nodes (znodes)", "We introduce S2ORC,1 a large corpus", "S2ORC consists of" (opening
-    # the sentence: "all of S2ORC consists of 25B tokens" measures it), "znode to denote".
+    # the sentence: "all of S2ORC consists of 25B tokens" measures it), "znode to denote", "Ephemeral: ...".
     return re.compile(
-        rf"\b(?:{names})s?\b(?:\s*\[[^\]]*\])?\d*(?:,\d*\s+(?:a|an|the|which|that)\b"
+        rf"\b(?:{names})\w*\b(?:\s*\[[^\]]*\])?\d*(?:,\d*\s+(?:a|an|the|which|that)\b"
         rf"|\s+(?:is|are|provides?|refers? to)\s+(?:a|an|the)\b|\s+(?:to )?denotes?\b)"
-        rf"|^(?:the\s+|an?\s+)?(?:{names})s?\s+(?:consists?|comprises?) of\b"
-        rf"|\b(?:called|named|dubbed)\s+(?:an?\s+|the\s+)?(?:{names})\b"
-        rf"|\w+\s+\((?:{names})s?\)",
+        rf"|^(?:the\s+|an?\s+)?(?:{names})\w*\s+(?:consists?|comprises?) of\b"
+        rf"|\b(?:called|named|dubbed)\s+(?:an?\s+|the\s+)?(?:{names})\w*"
+        rf"|\w+\s+\((?:{names})\w*\)"
+        rf"|\b(?:{names})\w*:\s+\w",  # a list item that defines: "Ephemeral: Clients create such znodes, ..."
         re.IGNORECASE,
     )
 
@@ -1239,6 +1241,17 @@ def _asks_beyond(analysis: QuestionAnalysis, missing: Sequence[str]) -> bool:
     return several and (bool(found) or bool(analysis.named_paper_ids))
 
 
+def _undefined_term(analysis: QuestionAnalysis, chosen: Sequence[Scored]) -> str:
+    """The term a definition question asks to define ("What is GROBID?" -> "GROBID") when none of
+    the *chosen* quotes defines it (`_defines_term`: they only mention it), else ""."""
+    if answer_type(analysis) != AnswerType.DEFINITION:
+        return ""
+    words = _definienda(analysis)
+    if not words or any(_defines_term(s.candidate.text, words) for s in chosen):
+        return ""
+    return defined_term(analysis.query) or " ".join(words)
+
+
 def compose_answer(
     scored: Sequence[Scored],
     analysis: QuestionAnalysis,
@@ -1279,9 +1292,12 @@ def compose_answer(
         unstated = [pid for pid in analysis.named_paper_ids if pid not in stating] if analysis.comparison else []
         title_of = {c.paper_id: c.title for c in candidates} | labels
         unstated_titles = [title_of[pid] for pid in unstated if pid in title_of]
-        if unanswered or missing or unstated:
+        undefined = _undefined_term(analysis, chosen)
+        if unanswered or missing or unstated or undefined:
             status = Status.PARTLY_ANSWERED
             gaps = [not_stated_sentence(part, candidates, []) for part in unanswered]
+            if undefined:
+                gaps.append(f"No passage quoted here says what {undefined} is.")
             if missing:
                 gaps.append(f"The papers quoted here do not mention {_listing(missing)}.")
             if unstated_titles:

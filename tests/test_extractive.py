@@ -935,3 +935,25 @@ def test_an_experiment_using_a_system_to_measure_it_is_no_mechanism():
     by_text = {s.candidate.text: s for s in score_candidates(candidates, analysis, np.full(len(candidates), 0.6))}
     experiment, mechanism = (by_text[c.text] for c in candidates)
     assert experiment.type_match < mechanism.type_match
+
+
+def test_a_definition_question_whose_quotes_only_mention_the_term_is_partly_answered():
+    refs = [
+        reference(1, 1, "We then use GROBID to process each PDF and extract its bibliography entries.", "S2ORC"),
+        reference(2, 2, "GROBID output is converted to JSON with the parsed sections of every paper.", "S2ORC"),
+    ]
+    answer = scored_answer(refs, "What is GROBID?")
+    assert answer.status == Status.PARTLY_ANSWERED
+    assert "No passage quoted here says what GROBID is." in answer.text
+    refs.append(reference(3, 3, "GROBID is a machine learning library for parsing scholarly PDFs into XML.", "S2ORC"))
+    assert scored_answer(refs, "What is GROBID?").status == Status.ANSWERED
+
+
+def test_a_list_item_naming_the_term_before_a_colon_defines_it():
+    text = (
+        "There are two types of znodes that a client can create: Regular: Clients manipulate regular znodes "
+        "by creating and deleting them explicitly; Ephemeral: Clients create such znodes, and they either "
+        "delete them explicitly, or let the system remove them automatically when the session ends."
+    )
+    answer = scored_answer([reference(1, 3, text, "ZooKeeper")], "What is an ephemeral znode in ZooKeeper?")
+    assert answer.status == Status.ANSWERED
