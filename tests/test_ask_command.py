@@ -90,4 +90,17 @@ def test_ask_without_json_prints_the_answers_status_label(project):
     out = StringIO()
     call_command("ask", "How long is the master lease?", "--user", "alice", "--project", "Consensus", stdout=out)
     lines = out.getvalue().splitlines()
-    assert any(line in ("Status: answered", "Status: partly answered", "Status: not stated") for line in lines)
+    labels = ("Status: answered", "Status: partly answered", "Status: not stated")
+    assert any(line in (f"{label} (project 'Consensus')" for label in labels) for line in lines)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_ask_without_a_project_names_the_default_project_it_asked(project):
+    out = StringIO()
+    call_command("ask", "How long is the master lease?", "--user", "alice", "--json", stdout=out)
+    result = json.loads(out.getvalue())
+    assert result["status"] == "no_papers"
+    assert result["project"]["name"] != "Consensus"
+    out = StringIO()
+    call_command("ask", "How long is the master lease?", "--user", "alice", stdout=out)
+    assert f"Status: no papers (project {result['project']['name']!r})" in out.getvalue().splitlines()

@@ -2,6 +2,7 @@
 
 Without --project the question goes to the user's default project. The project is resolved and
 checked like every other path (`projects.services.get_project_for_user`): asking needs any role.
+The status line (and `"project"` in the JSON) names the project asked.
 
 Without --chat the question stands alone and nothing is saved; with --chat it is the next turn of
 the project's chat: a follow-up is resolved against the thread, and both turns are appended to it.
@@ -71,6 +72,7 @@ class Command(BaseCommand):
                         "status": answer.status,
                         "extractive": answer.extractive,
                         "mode": mode,
+                        "project": {"id": project.pk, "name": project.name},
                         "references": references,
                     },
                     indent=2,
@@ -78,6 +80,7 @@ class Command(BaseCommand):
             )
             return
         self.stdout.write(answer.text + "\n")
-        self.stdout.write(f"Status: {answer.status.replace('_', ' ')}\n")
+        # The project asked, by name: a question asked without --project goes to the default one.
+        self.stdout.write(f"Status: {answer.status.replace('_', ' ')} (project {project.name!r})\n")
         for ref in references:
             self.stdout.write(f"[{ref['n']}] {ref['title']}, page {ref['page']}")
