@@ -167,3 +167,15 @@ def test_an_answer_reads_its_sentences_from_the_prefilled_cache_unchanged(
     assert [(r.n, r.paper_id, r.page) for r in with_cache.references] == [
         (r.n, r.paper_id, r.page) for r in without.references
     ]
+
+
+def test_an_answer_still_quotes_its_evidence_when_stored_vectors_cannot_be_read(alice, indexed_project, monkeypatch):
+    def unreadable(texts):
+        raise store.ChunkStoreError("The chunk index is unreachable.")
+
+    embed = get_embedder().embed
+    broken = type("Broken", (), {"embed": staticmethod(embed), "known": staticmethod(unreadable)})
+    monkeypatch.setattr("chat.services.sentence_vectors", broken)
+    answer = answer_question(project=indexed_project, user=alice, question="How does Raft elect a leader?")
+    assert answer.status in ("answered", "partly_answered")
+    assert "Raft elects a single leader" in answer.text
