@@ -315,11 +315,12 @@ def candidate_sentences(references: Sequence[Reference]) -> list[Sentence]:
             # A table row's header line, a sentence's run-in heading: matched, not quoted.
             headers: dict[str, str] = {}
             for k, raw in enumerate(splits):
-                text = without_run_in_heading(raw.strip())
+                whole = raw.strip()
+                text = without_run_in_heading(whole)
                 if text and is_quotable(text):
                     found.append((k, text))
-                    if text != raw.strip():
-                        headers[text] = raw.strip()[: -len(text)].strip()
+                    if text != whole:
+                        headers[text] = whole[: -len(text)].strip()
             previous = header = ""
             for line in lines:
                 text = " ".join(line.split())

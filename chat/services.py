@@ -250,6 +250,17 @@ def _sentences_of(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(sentence.text for sentence in candidate_sentences([reference])))
 
 
+def _known(texts: Sequence[str]) -> dict[str, np.ndarray]:
+    """The sentence vectors already held (`sentence_vectors.known`); none when the chunk index
+    cannot be read (logged): retrieval then ranks by chunks alone, and the answer embeds only its
+    best candidates."""
+    try:
+        return sentence_vectors.known(texts)
+    except ChunkStoreError:
+        logger.warning("Stored sentence vectors could not be read", exc_info=True)
+        return {}
+
+
 def best_sentence_cosines(texts: Sequence[str], query: np.ndarray) -> np.ndarray:
     """`indexing.retrieval.SentenceScorer`: per chunk text, the highest cosine similarity of one of
     its candidate sentences (the extractive answer's splitter, so the vectors indexing pre-filled
@@ -257,11 +268,7 @@ def best_sentence_cosines(texts: Sequence[str], query: np.ndarray) -> np.ndarray
     embedded here). A chunk index that cannot be read gives all NaN (logged)."""
     per_chunk = [_sentences_of(text) for text in texts]
     best = np.full(len(texts), np.nan, dtype=np.float32)
-    try:
-        vectors = sentence_vectors.known(list(dict.fromkeys(s for sentences in per_chunk for s in sentences)))
-    except ChunkStoreError:
-        logger.warning("Sentence vectors could not be read; ranking by chunks alone", exc_info=True)
-        return best
+    vectors = _known(list(dict.fromkeys(s for sentences in per_chunk for s in sentences)))
     if not vectors:
         return best
     known = list(vectors)
@@ -340,16 +347,6 @@ def extractive_answer(
         status=Status.NOT_STATED,
         sentences=[AnswerSentence(text=line, not_stated=True)],
     )
-
-
-def _known(texts: Sequence[str]) -> dict[str, np.ndarray]:
-    """The sentence vectors already held (`sentence_vectors.known`); none when the chunk index
-    cannot be read (logged): the capped embedding then covers the best candidates."""
-    try:
-        return sentence_vectors.known(texts)
-    except ChunkStoreError:
-        logger.warning("Sentence vectors could not be read; embedding the best candidates only", exc_info=True)
-        return {}
 
 
 def _scored_for(candidates: list[Sentence], analysis: QuestionAnalysis, query: np.ndarray) -> list[Scored]:
