@@ -651,6 +651,11 @@ def asked_head(question: str) -> str:
     return found[-1] if found and found[-1] not in _GENERIC_HEADS else ""
 
 
+# A year the question restricts itself to ("... receive in 2023?"), not the year of the paper it
+# names ("the 2006 Chubby paper").
+_ASKED_YEAR = re.compile(r"\b(?:1[6-9]|20)\d\d\b(?!\s+(?:[A-Z][\w-]*\s+)?(?:paper|article|study|version)\b)")
+
+
 def _named_things(question: str) -> list[str]:
     """Names in *question*: capitalised or mixed-case words not at its start ("Paxos", "GFS")."""
     words = re.findall(r"(?<!^)(?<![.?!]\s)\b([A-Z][\w-]*[A-Za-z0-9])\b", question.strip())
@@ -1152,6 +1157,19 @@ _FINAL_VERB = re.compile(
 )
 
 
+# "How large is the S2ORC corpus in gigabytes?": a measure asked by its adjective, whose words are
+# all asked terms; the not-stated line restates it as a clause ("how large the S2ORC corpus is in
+# gigabytes", "how often heartbeats are sent to the master").
+_HOW_ADJECTIVE_IS = re.compile(
+    r"^\s*(?:and\s+|but\s+|so\s+)?how\s+(?P<adjective>large|big|small|long|short|fast|slow|often|old|far|high|"
+    r"low|heavy|wide|deep|frequent)\s+(?P<verb>is|are|was|were)\s+"
+    r"(?P<subject>(?:(?:the|a|an|its|their|each|every)\s+)?\S.*?)"
+    r"(?:\s+(?P<participle>[a-z]+(?:ed|en)|sent|kept|held|made|built|run|spent|paid|lost|written))?"
+    r"(?P<rest>(?:,?\s+(?:in|on|at|for|during|when|compared|per|to|from|by|with|before|after)\b.*?)?)\s*\?*\s*$",
+    re.IGNORECASE,
+)
+
+
 def not_stated_sentence(analysis: QuestionAnalysis, candidates: Sequence[Sentence], missing: Sequence[str]) -> str:
     """ "The papers discuss X but do not state Y.": X the question's terms the candidates contain,
     Y what was asked (*missing* names, or the asked terms)."""
@@ -1180,12 +1198,20 @@ def not_stated_sentence(analysis: QuestionAnalysis, candidates: Sequence[Sentenc
     topic = phrases(lambda w: discussed(w) and _stem(w.lower()) not in asked) or phrases(discussed)
     subject = _listing(topic[:4]) if topic else "related topics"
     if missing:
-        wanted = f"anything about {_listing(list(missing))}"
+        years = [name for name in missing if _ASKED_YEAR.fullmatch(name)]
+        names = [name for name in missing if name not in years]
+        about = [f"anything about {_listing(names)}"] if names else []
+        wanted = " or ".join(about + ([f"anything for {_listing(years)}"] if years else []))
     else:
         asked_words = list(dict.fromkeys(w for w in words if _stem(w.lower()) in asked))
         kind = answer_type(analysis)
         wanted = f"the {' '.join(asked_words)} asked about" if asked_words else "what was asked"
-        if kind == AnswerType.QUANTITY and asked_words:
+        how_adjective = _HOW_ADJECTIVE_IS.match(analysis.query)
+        if kind == AnswerType.QUANTITY and how_adjective:
+            clause = how_adjective.groupdict()
+            verb = " ".join(filter(None, (clause["verb"], clause["participle"])))
+            wanted = f"how {clause['adjective']} {clause['subject']} {verb}{clause['rest']}".rstrip(",")
+        elif kind == AnswerType.QUANTITY and asked_words:
             wanted = f"a figure for the {' '.join(asked_words)} asked about"
         elif kind not in (AnswerType.QUANTITY, AnswerType.ENTITY, AnswerType.DEFINITION):
             # How, why, whether: the asked words are no noun phrase ("the S2ORC handle failures").
@@ -1200,7 +1226,9 @@ def _acronym(title: str) -> str:
 
 def missing_names(analysis: QuestionAnalysis, texts: Sequence[str], titles: Sequence[str]) -> list[str]:
     """Names in the question (`_named_things`) that none of *texts* (the passages) and none of the
-    *titles* contains, nor a title's acronym ("GFS" for "The Google File System")."""
+    *titles* contains, nor a title's acronym ("GFS" for "The Google File System"), and the years it
+    asks about ("... receive in 2023?") that no passage names: a figure from another year does not
+    answer it."""
     haystack = " ".join(texts).casefold() + " " + " ".join(titles).casefold()
     acronyms = {_acronym(title) for title in titles}
     # Question analysis leaves the names of the papers a question names ("Raft", "Ongaro") out of its
@@ -1215,7 +1243,7 @@ def missing_names(analysis: QuestionAnalysis, texts: Sequence[str], titles: Sequ
         and not (terms(name) and set(terms(name)) <= haystack_terms)  # "PDFs" where passages say "PDF"
         and name.casefold() not in acronyms
         and (not key or any(t in key for t in terms(name)))
-    ]
+    ] + [year for year in _ASKED_YEAR.findall(analysis.query) if not re.search(rf"\b{year}\b", haystack)]
 
 
 def _with_headers(chosen: Sequence[Scored]) -> list[Scored]:
@@ -1298,7 +1326,7 @@ def compose_answer(
             status = Status.PARTLY_ANSWERED
             gaps = [not_stated_sentence(part, candidates, []) for part in unanswered]
             if undefined:
-                gaps.append(f"No passage quoted here says what {undefined} is.")
+                gaps.append(f"The quotes mention {undefined}; none says what it is.")
             if missing:
                 gaps.append(f"The papers quoted here do not mention {_listing(missing)}.")
             if unstated_titles:

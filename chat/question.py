@@ -163,11 +163,23 @@ _ASKED_THING = re.compile(
 )
 
 
+# "How is the similarity score computed?", "Why are leases renewed ...": the thing a passive
+# how/why question is about, at most four words between the verb and its participle.
+_PASSIVE_THING = re.compile(
+    r"^(?:how|why|when|where)\s+(?:is|are|was|were)\s+(?:the\s+|an?\s+)?"
+    r"(?P<thing>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?)\s+"
+    r"(?:[a-z]+(?:ed|en)|built|kept|held|made|sent|run|set|chosen|done|split|spent|paid|read|written)\b",
+    re.IGNORECASE,
+)
+
+
 def asked_thing(question: str, papers: Sequence[PaperRef] = ()) -> str | None:
     """The thing a "what X"/"which X" question asks for, as written ("What similarity score is used
-    for bibliography linking?" -> "similarity score"); None when there is none, or it names a
-    paper or the papers themselves ("Which paper introduced Raft?")."""
-    match = _ASKED_THING.match(_without_lead_in(question))
+    for bibliography linking?" -> "similarity score"), or the subject of a passive how/why question
+    ("How is the similarity score computed?" -> "similarity score"); None when there is none, or it
+    names a paper or the papers themselves ("Which paper introduced Raft?")."""
+    question = _without_lead_in(question)
+    match = _ASKED_THING.match(question) or _PASSIVE_THING.match(question)
     if match is None:
         return None
     thing = match.group("thing")

@@ -104,3 +104,18 @@ def test_ask_without_a_project_names_the_default_project_it_asked(project):
     out = StringIO()
     call_command("ask", "How long is the master lease?", "--user", "alice", stdout=out)
     assert f"Status: no papers (project {result['project']['name']!r})" in out.getvalue().splitlines()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_ask_with_chat_prints_the_follow_up_as_the_question_it_was_resolved_to(project):
+    def plain(question: str) -> list[str]:
+        out = StringIO()
+        call_command("ask", question, "--user", "alice", "--project", "Consensus", "--chat", stdout=out)
+        return out.getvalue().splitlines()
+
+    first = plain("How does Raft elect a leader?")
+    assert not any(line.startswith("Asked as:") for line in first)  # a standalone question is asked as written
+    follow_up = plain("How does Chubby handle that?")
+    asked_as = [line for line in follow_up if line.startswith("Asked as:")]
+    assert len(asked_as) == 1
+    assert "Chubby" in asked_as[0] and "leader" in asked_as[0]

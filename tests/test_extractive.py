@@ -361,6 +361,24 @@ def test_the_not_stated_line_names_what_the_papers_discuss_as_the_questions_own_
     )
 
 
+@pytest.mark.parametrize(
+    ("question", "wanted"),
+    [
+        (
+            "How large is the S2ORC corpus in gigabytes or terabytes?",
+            "how large the S2ORC corpus is in gigabytes or terabytes.",
+        ),
+        ("And how often are heartbeats sent to the master?", "how often heartbeats are sent to the master."),
+    ],
+)
+def test_the_not_stated_line_restates_a_how_large_question_as_a_clause_not_a_word_list(question, wanted):
+    refs = [reference(1, 1, "The S2ORC corpus sends heartbeats to the master of its papers at every stage.")]
+    answer = scored_answer(refs, question)
+    assert answer.status == Status.NOT_STATED
+    line = answer.text.splitlines()[0]
+    assert line.startswith("The papers discuss ") and line.endswith(f" but do not state {wanted}")
+
+
 def test_a_named_thing_no_passage_names_is_not_stated():
     refs = [reference(1, 1, "Raft elects a leader with randomized timeouts and majority votes.")]
     answer = scored_answer(refs, "How does Raft use Zab to elect a leader?")
@@ -944,7 +962,7 @@ def test_a_definition_question_whose_quotes_only_mention_the_term_is_partly_answ
     ]
     answer = scored_answer(refs, "What is GROBID?")
     assert answer.status == Status.PARTLY_ANSWERED
-    assert "No passage quoted here says what GROBID is." in answer.text
+    assert "The quotes mention GROBID; none says what it is." in answer.text
     refs.append(reference(3, 3, "GROBID is a machine learning library for parsing scholarly PDFs into XML.", "S2ORC"))
     assert scored_answer(refs, "What is GROBID?").status == Status.ANSWERED
 
@@ -957,3 +975,14 @@ def test_a_list_item_naming_the_term_before_a_colon_defines_it():
     )
     answer = scored_answer([reference(1, 3, text, "ZooKeeper")], "What is an ephemeral znode in ZooKeeper?")
     assert answer.status == Status.ANSWERED
+
+
+def test_a_figure_for_a_year_no_passage_names_is_not_stated():
+    text = "S2ORC contains 380.5M citation links between its 81.1M papers. The corpus was released in 2020."
+    answer = extractive_answer("How many citations did S2ORC papers receive in 2023?", [reference(1, 1, text)])
+    assert answer.status == Status.NOT_STATED
+    assert "do not state anything for 2023" in answer.text
+    assert "380.5M citation links" in answer.text  # shown as a related passage
+
+    same_year = extractive_answer("How many citations did S2ORC papers receive in 2020?", [reference(1, 1, text)])
+    assert same_year.status != Status.NOT_STATED

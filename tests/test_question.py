@@ -470,6 +470,14 @@ def test_it_after_a_what_x_question_is_the_thing_asked_for_unless_a_named_paper_
     assert "paper" not in analysis.query
 
 
+def test_it_after_a_passive_how_question_is_that_questions_subject():
+    previous = ("How is the similarity score computed?", ())
+    assert analyse("What threshold does it use?", previous).query == "What threshold does the similarity score use?"
+    earlier = [("What is S2ORC?", ()), ("How are bibliography entries linked to papers?", ()), previous]
+    analysis = analyse("What threshold does it use?", *earlier)
+    assert analysis.query == "What threshold does the similarity score use?" and analysis.rewritten
+
+
 def test_the_other_paper_named_in_the_question_itself_is_that_paper():
     previous = ("How does Bigtable partition data?", (BIGTABLE.paper_id, GFS.paper_id))
     analysis = analyse("How does the other paper, Chubby, partition data?", previous)

@@ -79,6 +79,9 @@ class Command(BaseCommand):
                 )
             )
             return
+        if answer.query and answer.query.strip() != question.strip():
+            # A follow-up (--chat) is answered as the standalone question it was resolved to.
+            self.stdout.write(f"Asked as: {answer.query}\n")
         self.stdout.write(answer.text + "\n")
         # The project asked, by name: a question asked without --project goes to the default one.
         self.stdout.write(f"Status: {answer.status.replace('_', ' ')} (project {project.name!r})\n")
