@@ -236,18 +236,58 @@ def without_run_in_heading(sentence: str) -> str:
     return _RUN_IN_HEADING.sub("", sentence, count=1)
 
 
-def _blocks(text: str) -> list[tuple[str, list[str]]]:
-    """*text* cut at section-heading lines (`is_heading`, dropped), so a heading is never glued into
-    a quote: `(folded block text, its raw lines)`, dehyphenated."""
-    blocks: list[list[str]] = [[]]
+# A line of display math as a PDF's text layer gives it: symbols, single letters, numbers and
+# short function names ("2 \u00d7 J \u00d7 C", "S = (1)", "|N \u2229 N |", "1 2", "min (|N |, |N |)"), no word
+# of four letters or more.
+_MATH_SYMBOL = re.compile("[=\u00d7\u2229\u222a\u2211\u220f\u2264\u2265\u221a\u2208\u2200\u2203\u00b1\u00f7\u00b7|^]")
+_LONG_WORD = re.compile(r"[^\W\d_]{4,}")
+# A sub- or superscript that the text layer put on a line of its own ("S" with subscript "title").
+_SCRIPT_LINE = re.compile(r"^[a-z]{1,6}$")
+
+
+def _math_runs(lines: Sequence[str]) -> set[int]:
+    """Indexes of *lines* that are display math: runs of math-like lines (`_MATH_SYMBOL`, no
+    `_LONG_WORD`, at most 40 characters) holding at least one symbol, with the script lines
+    (`_SCRIPT_LINE`) inside or at the edge of such a run."""
+
+    def math_like(line: str) -> bool:
+        line = line.strip()
+        return bool(line) and len(line) <= 40 and not _LONG_WORD.search(line)
+
+    found: set[int] = set()
+    k = 0
+    while k < len(lines):
+        end = k
+        while end < len(lines) and (math_like(lines[end]) or (end > k and _SCRIPT_LINE.match(lines[end].strip()))):
+            end += 1
+        if end > k and any(_MATH_SYMBOL.search(line) for line in lines[k:end]):
+            found.update(range(k, end))
+        k = max(end, k + 1)
+    return found
+
+
+def _blocks(text: str) -> list[tuple[str, list[str], bool]]:
+    """*text* cut at section-heading lines (`is_heading`, dropped) and at display math (dropped),
+    so neither is ever glued into a quote: `(folded block text, its raw lines, whether display
+    math ends it)`, dehyphenated. A script line inside a hyphenated word ("be-", "title",
+    "tween") is dropped."""
+    blocks: list[tuple[list[str], bool]] = [([], False)]
     lines = text.split("\n")
+    math = _math_runs(lines)
     for k, line in enumerate(lines):
+        previous = lines[k - 1] if k else ""
         following = lines[k + 1] if k + 1 < len(lines) else ""
-        if is_heading(line) or _is_unnumbered_heading(lines[k - 1] if k else "", line, following):
-            blocks.append([])
-        else:
-            blocks[-1].append(line)
-    return [(dehyphenate("\n".join(lines)), lines) for lines in blocks if "".join(lines).strip()]
+        if k in math:
+            if blocks[-1][0]:
+                blocks[-1] = (blocks[-1][0], True)
+                blocks.append(([], False))
+        elif is_heading(line) or _is_unnumbered_heading(previous, line, following):
+            blocks.append(([], False))
+        elif not (_SCRIPT_LINE.match(line.strip()) and previous.rstrip().endswith("-") and following[:1].islower()):
+            blocks[-1][0].append(line)
+    return [
+        (dehyphenate("\n".join(lines)), lines, math_after) for lines, math_after in blocks if "".join(lines).strip()
+    ]
 
 
 def is_cjk(text: str) -> bool:
@@ -307,7 +347,7 @@ def candidate_sentences(references: Sequence[Reference]) -> list[Sentence]:
     for ref in references:
         if looks_like_bibliography(ref.text):
             continue
-        for b, (block, lines) in enumerate(_blocks(neutralise_paper_markers(ref.text))):
+        for b, (block, lines, math_after) in enumerate(_blocks(neutralise_paper_markers(ref.text))):
             # (position, text): a sentence keeps its place among all the block's sentences, so two
             # quotable sentences with an unquotable one between them are not adjacent (no window).
             splits = _SPLIT.split(block)
@@ -317,7 +357,10 @@ def candidate_sentences(references: Sequence[Reference]) -> list[Sentence]:
             for k, raw in enumerate(splits):
                 whole = raw.strip()
                 text = without_run_in_heading(whole)
-                if text and is_quotable(text):
+                # "... the harmonic mean between a Jaccard index and a containment metric:" before
+                # display math is a whole sentence that introduces it.
+                introduces_math = math_after and k == len(splits) - 1 and text.endswith(":")
+                if text and (is_quotable(text) or (introduces_math and is_quotable(text[:-1] + "."))):
                     found.append((k, text))
                     if text != whole:
                         headers[text] = whole[: -len(text)].strip()
@@ -337,7 +380,7 @@ def candidate_sentences(references: Sequence[Reference]) -> list[Sentence]:
                     found.append((len(splits) + len(found), text))
                 previous = text or previous
             for position, text in found:
-                kind = "sentence" if is_quotable(text) else "line"
+                kind = "sentence" if is_quotable(text) or text.endswith(":") else "line"
                 sentences.append(
                     Sentence(
                         ref.n,
@@ -861,6 +904,14 @@ def _defines_term(text: str, words: Sequence[str]) -> bool:
     return pattern is not None and pattern.search(text) is not None
 
 
+# Asked terms that name a bound, and a number stated as one ("above 0.8", "at most 10 %", "≥ 3").
+_BOUND_TERMS = frozenset(_stem(t) for t in "threshold thresholds cutoff cutoffs limit limits bound bounds".split())
+_BOUND = re.compile(
+    r"(?:\b(?:above|below|over|under|exceed(?:s|ing)?|at (?:least|most)|(?:greater|less|more|fewer|higher|lower) than"
+    r"|up to|no (?:more|less|fewer) than)\s+|[<>≤≥]=?\s*)" + _NUMBER + r"(?![\d.]*\s*(?:th|st|nd|rd)\b)"
+)
+
+
 def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> bool:
     """Whether *text* holds the kind of fact asked for: for a quantity, a number with one of the
     *asked* terms in the same text; for other questions, one of the asked terms at all."""
@@ -873,8 +924,11 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
         # "At what temperature are the oxides synthesised?" is answered by "... at 350 degrees
         # Celsius": a number in the unit of the measure asked for stands for the measure's name.
         in_its_unit = measure in ("time", "bytes", "power", "temperature") and fit == 1.0
+        # "What threshold does the similarity score use?" is answered by "... the highest similarity
+        # score above 0.8 is output": a bound on a number states the threshold it does not name.
+        as_bound = bool(set(asked) & _BOUND_TERMS) and _BOUND.search(text) is not None
         key = set(key_stems(analysis))
-        return (near and fit >= 0.5) or (in_its_unit and bool(key & text_terms))
+        return (near and fit >= 0.5) or ((in_its_unit or as_bound) and bool(key & text_terms))
     if kind == AnswerType.ENTITY and not near:
         # "Which tools does S2ORC use to extract text?" is answered by "We then use GROBID to process
         # each PDF": a name the question lacks, with the question's other terms, not the word "tools".

@@ -54,7 +54,15 @@ _COUNT = re.compile(r"\bhow\s+many\s+(?:papers|articles|works)\b", re.I)
 _BY = re.compile(rf"\b(?:by|from\s+author|authored\s+by|written\s+by)\s+{_NAME}")
 _BEFORE = re.compile(rf"\b(?:before|earlier\s+than|prior\s+to)\s+{_YEAR}\b", re.I)
 _AFTER = re.compile(rf"\b(?:after|later\s+than|since)\s+{_YEAR}\b", re.I)
-_IN_YEAR = re.compile(rf"\b(?:in|from|of)\s+{_YEAR}\b|\b{_YEAR}\s+papers\b", re.I)
+# Papers "from 2006", "of 2006", "2006 papers", "published in 2006", "papers in 2006"; not an event's
+# year ("How many citations did the papers receive in 2023?" asks about their content).
+_IN_YEAR = re.compile(
+    r"\b(?:from|of)\s+(?P<year>(?:19|20)\d\d)\b"
+    r"|\b(?P<noun>papers?|articles?|works|publications?|published|written|appeared|out)\s+in\s+"
+    r"(?P<in_year>(?:19|20)\d\d)\b"
+    r"|\b(?P<adjective_year>(?:19|20)\d\d)\s+papers\b",
+    re.I,
+)
 _FROM_VENUE = re.compile(r"\b(?:from|at|in|published\s+(?:at|in)|appeared\s+(?:at|in))\s+(?:the\s+)?([A-Z][\w-]+)")
 _MINE = re.compile(r"\b(?:did\s+I\s+(?:write|author)|I\s+(?:wrote|authored)|my\s+(?:own\s+)?papers|by\s+me)\b", re.I)
 # Words that ask about content: a question with one is a filtered retrieval, not a lookup.
@@ -141,8 +149,9 @@ def _criteria(question: str, papers: Sequence[Paper], author_names: Sequence[str
     if match := _AFTER.search(question):
         return MetadataFilter(year_after=int(match.group(1))), f"from after {match.group(1)}", without(match)
     if match := _IN_YEAR.search(question):
-        year = match.group(1) or match.group(2)
-        return MetadataFilter(year=int(year)), f"from {year}", without(match, "papers" if match.group(2) else "")
+        year = match["year"] or match["in_year"] or match["adjective_year"]
+        kept = "papers" if match["adjective_year"] else match["noun"] or ""
+        return MetadataFilter(year=int(year)), f"from {year}", without(match, kept)
     if (match := _BY.search(question)) and not _MINE.search(question):
         name = match.group(1)
         if any(has_author(p.cited.authors, [name]) for p in papers):

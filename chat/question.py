@@ -163,11 +163,12 @@ _ASKED_THING = re.compile(
 )
 
 
-# "How is the similarity score computed?", "Why are leases renewed ...": the thing a passive
-# how/why question is about, at most four words between the verb and its participle.
+# "How is the similarity score (for linking bibliography entries) computed?", "Why are leases
+# renewed ...": the thing a passive how/why question is about, at most seven words between the
+# verb and its participle.
 _PASSIVE_THING = re.compile(
     r"^(?:how|why|when|where)\s+(?:is|are|was|were)\s+(?:the\s+|an?\s+)?"
-    r"(?P<thing>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?)\s+"
+    r"(?P<thing>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,6}?)\s+"
     r"(?:[a-z]+(?:ed|en)|built|kept|held|made|sent|run|set|chosen|done|split|spent|paid|read|written)\b",
     re.IGNORECASE,
 )

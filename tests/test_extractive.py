@@ -986,3 +986,55 @@ def test_a_figure_for_a_year_no_passage_names_is_not_stated():
 
     same_year = extractive_answer("How many citations did S2ORC papers receive in 2020?", [reference(1, 1, text)])
     assert same_year.status != Status.NOT_STATED
+
+
+# The text layer of a two-column page with a display equation: the subscript "title" of S on lines
+# of its own, the equation's symbols and indexes one fragment to a line.
+EQUATION_PAGE = """The similarity
+score S is computed as the harmonic mean be-
+title
+tween a Jaccard index and a containment metric:
+2 \u00d7 J \u00d7 C
+S = (1)
+title
+J + C
+where the Jaccard index J and containment metric
+C are computed from the n-grams of the two titles
+N and N as:
+1 2
+|N ∩ N |
+1 2
+J =
+|N \u222a N |
+1 2
+For each bibliography entry, the bibliography-
+paper pair with the highest similarity score above
+0.8 is output as the correct link."""
+
+
+def test_display_math_is_never_quoted_and_the_sentence_introducing_it_is():
+    texts = [s.text for s in candidate_sentences([reference(1, 1, EQUATION_PAGE, title="S2ORC")])]
+    assert texts == [
+        "The similarity score S is computed as the harmonic mean between a Jaccard index and a containment metric:",
+        "For each bibliography entry, the bibliography-paper pair with the highest similarity score above 0.8 is "
+        "output as the correct link.",
+    ]
+
+
+def test_a_number_stated_as_a_bound_states_the_threshold_asked_for():
+    refs = [
+        reference(
+            1,
+            1,
+            "For each bibliography entry, the pair with the highest similarity score above 0.8 is output.",
+            "S2ORC",
+        ),
+        reference(
+            2, 2, "Each title is normalized and represented by its character 3-grams for the similarity score.", "S2ORC"
+        ),
+    ]
+    answer = scored_answer(refs, "What threshold does the similarity score use?")
+    assert answer.status in (Status.ANSWERED, Status.PARTLY_ANSWERED)
+    assert [s.supported for s in answer.sentences if "above 0.8" in s.text] == [True]
+    without = scored_answer(refs[1:], "What threshold does the similarity score use?")
+    assert without.status == Status.NOT_STATED  # "3-grams" is a number, but no bound

@@ -266,6 +266,8 @@ def test_the_answer_streams_over_the_event_stream_with_its_citations(alice, proj
         ("When was Dynamo published?", True),
         ("What did the 2006 papers say about locking?", False),
         ("How does Raft elect a leader?", False),
+        ("Which papers were published in 2004?", True),
+        ("How many citations did the S2ORC papers receive in 2023?", False),  # the year of an event, not of papers
     ],
 )
 def test_which_questions_go_to_the_lookup_tool(question, metadata):

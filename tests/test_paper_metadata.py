@@ -416,6 +416,12 @@ def test_content_questions_are_left_to_retrieval_limited_by_metadata(alice, libr
     assert mine is not None
     assert [p.pk for p in mine.papers] == [library["paxos"].pk]
     assert metadata_answers.answer_from_metadata("How does Paxos choose a value?", papers) is None
+    in_year = metadata_answers.papers_in_scope("What do papers in 2006 say about locking?", papers)
+    assert in_year is not None and {p.pk for p in in_year.papers} == {library["bigtable"].pk, library["chubby"].pk}
+    assert in_year.question == "What do papers say about locking?"
+    event = "How many citations did the papers receive in 2006?"  # the year counts citations, not papers
+    assert metadata_answers.answer_from_metadata(event, papers) is None
+    assert metadata_answers.papers_in_scope(event, papers) is None
 
 
 def test_a_mixed_question_retrieves_only_from_the_papers_it_names_by_year(alice, indexed_project):

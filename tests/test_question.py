@@ -476,6 +476,10 @@ def test_it_after_a_passive_how_question_is_that_questions_subject():
     earlier = [("What is S2ORC?", ()), ("How are bibliography entries linked to papers?", ()), previous]
     analysis = analyse("What threshold does it use?", *earlier)
     assert analysis.query == "What threshold does the similarity score use?" and analysis.rewritten
+    longer = ("How is the similarity score for linking bibliography entries computed?", ())
+    assert analyse("What threshold does it use?", longer).query == (
+        "What threshold does the similarity score for linking bibliography entries use?"
+    )
 
 
 def test_the_other_paper_named_in_the_question_itself_is_that_paper():
