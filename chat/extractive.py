@@ -82,7 +82,9 @@ _CJK_STOPS = "\u3002\uff01\uff1f"  # the ideographic full stop, fullwidth exclam
 # Abbreviations whose stop ends no sentence ("(e.g. AAN)", "Lamport et al. [14]").
 _NO_STOP_AFTER = ("e.g.", "i.e.", " al.", " cf.", " vs.", "Fig.", " Eq.", " No.")
 _ABBREVIATIONS = "".join(rf"(?<!{re.escape(abbreviation)})" for abbreviation in _NO_STOP_AFTER)
-_SPLIT = re.compile(rf"(?<=[.!?]){_ABBREVIATIONS}\s+(?=[A-Z(\[]|\d+[A-Z])|(?<=[{_CJK_STOPS}])")
+# A bullet ("• Vocab: ...") opens a new sentence wherever the text layer ran it on.
+_BULLETS = "\u2022\u25e6\u25aa\u2023\u2043"
+_SPLIT = re.compile(rf"(?<=[.!?]){_ABBREVIATIONS}\s+(?=[A-Z(\[]|\d+[A-Z])|(?<=[{_CJK_STOPS}])|\s+(?=[{_BULLETS}]\s)")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _HEADER = "Extractive answer (sentences quoted from the papers; no chat model is configured):"
 
@@ -159,7 +161,9 @@ class ExtractiveAnswer:
 
 # Bibliography entries: venue, pages, volume or publisher words, or "Surname, I." openings.
 _BIBLIOGRAPHY = re.compile(
-    r"\b(?:In Proc(?:eedings|\.)|Proceedings of|pp\.|vol\.|arXiv|doi:|ACM Trans|IEEE Trans|Press|et al\.,)"
+    # "et al.," in a reference entry, not in a citation inside prose ("(Wu et al., 2016)").
+    r"\b(?:In Proc(?:eedings|\.)|Proceedings of|pp\.|vol\.|arXiv|doi:|ACM Trans|IEEE Trans|Press"
+    r"|et al\.,(?!\s*(?:19|20)\d\d[a-z]?\s*[);]))"
     r"|^(?:\[ref \d+\]\s*)?[A-Z][a-z]+,\s+[A-Z]\.",
 )
 # A paper's own reference marker in a quote: a word joiner after "[" keeps it verbatim on screen
@@ -188,8 +192,11 @@ _SIGNPOST = re.compile(
     r"\bwe (?:describe|present|discuss|detail|outline)\b.*\((?:§|sections?)\s*\d[\d.]*\)\W*$",
     re.IGNORECASE,
 )
-# A table row: a label, then at least two numeric cells ("Marlin 0.850 0.760 0.802").
-_TABLE_ROW = re.compile(r"^(?=.*[^\W\d_])[^\n]{1,80}?(?:\s+[-+±]?\d[\d.,]*%?){2,}\s*$")
+# A numeric table cell: "0.850", "-3.2%", "20k", "52.2M", "16.4B", "(64.3%)", "6.8†".
+_CELL = r"[-+±]?\(?\d[\d.,]*[kKMB]?%?\)?[†‡*]?"
+# A table row: a label, then at least two numeric cells ("Marlin 0.850 0.760 0.802", "Papers w/
+# DOIs 52.2M (64.3%)").
+_TABLE_ROW = re.compile(rf"^(?=.*[^\W\d_])[^\n]{{1,80}}?(?:\s+{_CELL}){{2,}}\s*$")
 
 
 # A reference list runs over many lines; a passage of fewer is prose or a short page ("... in 2010 ...").
@@ -339,6 +346,10 @@ def _quote(text: str) -> str:
     return _QUOTED_MARKER.sub(lambda m: f"[\u2060{m.group(1)}]", text)
 
 
+# A title shorter than this ("Raft") may open a sentence of prose; a longer one opens the title block.
+MIN_TITLE_BLOCK_CHARS = 20
+
+
 def candidate_sentences(references: Sequence[Reference]) -> list[Sentence]:
     """The quotable sentences and lines of each passage (see `is_quotable`, `is_quotable_line`),
     whitespace folded, hyphenation joined, headings left out; a paper's own bibliography markers
@@ -347,6 +358,9 @@ def candidate_sentences(references: Sequence[Reference]) -> list[Sentence]:
     for ref in references:
         if looks_like_bibliography(ref.text):
             continue
+        # The paper's title block ("S2ORC: The Semantic Scholar Open Research Corpus Kyle Lo ...")
+        # reads as a sentence that defines the title's name; it is the head of the page, not a claim.
+        title = " ".join(ref.title.split()).casefold() if len(ref.title) >= MIN_TITLE_BLOCK_CHARS else ""
         for b, (block, lines, math_after) in enumerate(_blocks(neutralise_paper_markers(ref.text))):
             # (position, text): a sentence keeps its place among all the block's sentences, so two
             # quotable sentences with an unquotable one between them are not adjacent (no window).
@@ -355,7 +369,7 @@ def candidate_sentences(references: Sequence[Reference]) -> list[Sentence]:
             # A table row's header line, a sentence's run-in heading: matched, not quoted.
             headers: dict[str, str] = {}
             for k, raw in enumerate(splits):
-                whole = raw.strip()
+                whole = raw.strip().lstrip(_BULLETS).strip()
                 text = without_run_in_heading(whole)
                 # "... the harmonic mean between a Jaccard index and a containment metric:" before
                 # display math is a whole sentence that introduces it.
@@ -380,6 +394,8 @@ def candidate_sentences(references: Sequence[Reference]) -> list[Sentence]:
                     found.append((len(splits) + len(found), text))
                 previous = text or previous
             for position, text in found:
+                if title and text.casefold().startswith(title):
+                    continue
                 kind = "sentence" if is_quotable(text) or text.endswith(":") else "line"
                 sentences.append(
                     Sentence(
@@ -408,7 +424,8 @@ MIN_FULL_CAPTION_LINE = 60
 # A row of a table as a caption question quotes it: a label and at least one number, a short unit
 # after it allowed ("Average job completion time 634 secs", "Marlin 0.850 0.760 0.802").
 # The label has no comma (a line of prose ending "... over time, from 0 in" is none).
-_CAPTION_ROW = re.compile(r"^(?=.*[^\W\d_])[^,]{1,60}?\s[-+±]?\d[\d.,]*%?(?:\s+[^\W\d_]{1,6})?\s*$")
+# One cell in parentheses is no row: "Following Beltagy et al. (2019)" is prose.
+_CAPTION_ROW = re.compile(r"^(?=.*[^\W\d_])[^,]{1,60}?\s[-+±]?\d[\d.,]*[kKMB]?%?(?:\s+[^\W\d_]{1,6})?\s*$")
 
 
 def _table_rows(lines: Sequence[str]) -> list[str]:
@@ -484,7 +501,7 @@ _UNITS = {
     "us": "us", "µs": "us", "microsecond": "us", "microseconds": "us",
     "ns": "ns", "nanoseconds": "ns",
     "min": "min", "minute": "min", "minutes": "min", "hour": "h", "hours": "h", "h": "h",
-    "day": "day", "days": "day",
+    "day": "day", "days": "day", "week": "week", "weeks": "week", "month": "month", "months": "month",
     "b": "b", "byte": "b", "bytes": "b", "kb": "kb", "kib": "kb", "mb": "mb", "mib": "mb",
     "gb": "gb", "gib": "gb", "tb": "tb", "tib": "tb", "pb": "pb",
     "kilobyte": "kb", "kilobytes": "kb", "megabyte": "mb", "megabytes": "mb", "gigabyte": "gb",
@@ -504,7 +521,7 @@ _NUMBER = r"\d+(?:,\d{3})*(?:\.\d+)?"
 _UNIT = "|".join(sorted((re.escape(u) for u in _UNITS), key=len, reverse=True))
 _QUANTITY = re.compile(
     rf"(?<![\w.])(?:(?P<between>between)\s+)?(?P<low>{_NUMBER})(?:\s*(?P<unit1>{_UNIT})\b)?"
-    rf"(?:\s*(?:-|\u2013|\u2014|to|(?(between)and|(?!)))\s*(?P<high>{_NUMBER}))?\s*(?P<unit>{_UNIT})?(?![\w])",
+    rf"(?:\s*(?:-|\u2013|\u2014|to|(?(between)and|(?!)))\s*(?P<high>{_NUMBER}))?(?:(?P<magnitude>[kKM])|\s*(?P<unit>{_UNIT}))?(?![\w])",
     re.IGNORECASE,
 )
 # Numbers that label, not measure: "Section 3", "§3", "[12]", "Appendix 2", "Theorem 1".
@@ -521,6 +538,13 @@ _WORD_NUMBERS = {
     "quarter": 0.25, "ninths": 1 / 9, "dozen": 12, "million": 1e6, "billion": 1e9,
 }  # fmt: skip
 _WORD_NUMBER = re.compile(r"\b(?:" + "|".join(_WORD_NUMBERS) + r")\b", re.IGNORECASE)
+# A time in words ("for one week", "a few days", "several hours"): a duration with no digit. Not
+# "a day": "millions of requests a day" is a rate.
+_WORD_DURATION = re.compile(
+    r"\b(?:one|(?:a\s+)?few|several|" + "|".join(_WORD_NUMBERS) + r")\s+(?:full\s+)?"
+    r"(?:weeks?|days?|hours?|months?|minutes?|seconds?|years?)\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -542,8 +566,8 @@ def _value(text: str) -> float:
 def quantities(text: str) -> list[Quantity]:
     """The numbers of *text* with their units, units normalised ("300ms" == "300 ms" ==
     "300 milliseconds") and ranges read as one quantity ("150-300ms", "150 to 300 ms", "between
-    150 and 300 milliseconds" -> 150..300 ms). Years (1900-2099 with no unit), section, figure,
-    table and reference numbers are left out."""
+    150 and 300 milliseconds" -> 150..300 ms; "31k" -> 31,000, "81.1M" -> 81,100,000). Years
+    (1900-2099 with no unit), section, figure, table and reference numbers are left out."""
     return list(_quantities(text))
 
 
@@ -562,12 +586,16 @@ def _quantities(text: str) -> tuple[Quantity, ...]:
             unit_text = match["unit1"]
         else:
             unit_text = match["unit"] or match["unit1"] or ""
+        if match["magnitude"]:  # "31k", "81.1M": thousands, millions
+            scale = 1e3 if match["magnitude"] in "kK" else 1e6
+            low, high = round(low * scale, 3), round(high * scale, 3)
         if match["high"] and high < low:
             # "2-1" is no range (a score, an identifier): keep the first number alone.
             high = low
         unit = _UNITS.get(unit_text.lower(), "")
         if unit_text == "B" and text[match.end() - 2 : match.end() - 1].isdigit():
-            unit = ""  # "16.5B tokens", "81.1M papers": billions, not bytes
+            unit = ""  # "16.5B tokens": billions, not bytes
+            low, high = round(low * 1e9, 3), round(high * 1e9, 3)
         if not unit and match.start() > 0:
             unit = _CURRENCY_SIGNS.get(text[match.start() - 1], "")
         if not unit and low == high and low.is_integer() and 1900 <= low <= 2099:
@@ -647,7 +675,14 @@ def key_stems(analysis: QuestionAnalysis) -> tuple[str, ...]:
 
 # Where a question names the thing it asks about: "how many X", "what X <verb>", "what is the X",
 # "which X <verb>" (group 1 is the phrase).
-_HOW_MANY_X = re.compile(rf"\bhow (?:many|much)\s+(.+?)(?:\s+{_AUX}\b|\?|$)", re.IGNORECASE)
+_PREPOSITION = r"(?:of|in|on|for|to|with|from|by|at|per|about|into|over|under|across|during)"
+# "How many annotators evaluated the clustering?" counts annotators: the phrase ends before an
+# auxiliary or before a word followed by a determiner (the verb of its clause).
+_HOW_MANY_X = re.compile(
+    rf"\bhow (?:many|much)\s+(.+?)(?:\s+{_AUX}\b"
+    rf"|\s+(?!{_PREPOSITION}\b)[a-z]+\s+(?:the|a|an|its|their|each|every|this|these)\b|\?|$)",
+    re.IGNORECASE,
+)
 _WHAT_X = re.compile(rf"\bwhat\s+(?!{_AUX}\b)(.+?)\s+{_AUX}\b", re.IGNORECASE)
 _WHAT_AUX_X = re.compile(rf"\bwhat {_AUX} (?:the |a |an )?(.+?)(?:\s+(?:of|for|in|on|that|when)\b|\?|$)", re.IGNORECASE)
 _WHAT_IS_X = re.compile(
@@ -817,7 +852,7 @@ _MEASURE_WORDS: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
             r"intervals?|periods?|seconds|milliseconds|minutes|hours)\b",
             re.IGNORECASE,
         ),
-        frozenset({"ms", "s", "us", "ns", "min", "h", "day"}),
+        frozenset({"ms", "s", "us", "ns", "min", "h", "day", "week", "month"}),
     ),
     (
         "bytes",
@@ -857,11 +892,18 @@ def asked_measure(question: str) -> str:
 def quantity_fit(text: str, measure: str) -> float:
     """How well the numbers of *text* fit a question asking for *measure* (`asked_measure`): 1.0
     for a number in a fitting unit (a count has none: "three replicas", "(N=10)"), 0.5 for a
-    number in words where a count or any number will do, 0.2 for numbers in other units only ("1MB"
-    for "the maximum number of znodes"), 0.0 for none."""
+    number in words where a count or any number will do (a time in words, "for one week", where a
+    time is asked, 1.0), 0.2 for numbers in other units only ("1MB" for "the maximum number of
+    znodes") or, for a count, fractions only ("Paper clustering 0.93 0.89" counts nothing), 0.0
+    for none."""
     found = quantities(text)
     units = next((fits for name, _, fits in _MEASURE_WORDS if name == measure), None)
-    if found and (units is None or any(q.unit in units for q in found)):
+    fitting = [q for q in found if units is None or q.unit in units]
+    if measure == "count":
+        fitting = [q for q in fitting if q.low.is_integer() and q.high.is_integer()]
+    if fitting:
+        return 1.0
+    if measure == "time" and _WORD_DURATION.search(text):
         return 1.0
     if _WORD_NUMBER.search(text) and measure in ("", "count"):
         return 0.5
@@ -875,14 +917,15 @@ def _definition_pattern(words: tuple[str, ...]) -> re.Pattern[str] | None:
     # The words may be stems ("ephemer" for "Ephemeral"): a word starting with one names it.
     names = "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
     # "Zab [24], an atomic broadcast protocol", "An SSTable is a ...", "(an SSTable) provides a",
-    # "data nodes (znodes)", "We introduce S2ORC,1 a large corpus", "S2ORC consists of" (opening
-    # the sentence: "all of S2ORC consists of 25B tokens" measures it), "znode to denote", "Ephemeral: ...".
+    # "data nodes (znodes)", "a collection (or cluster) of", "We introduce S2ORC,1 a large corpus",
+    # "S2ORC consists of" (opening the sentence: "all of S2ORC consists of 25B tokens" measures it),
+    # "znode to denote", "Ephemeral: ...".
     return re.compile(
         rf"\b(?:{names})\w*\b(?:\s*\[[^\]]*\])?\d*(?:,\d*\s+(?:a|an|the|which|that)\b"
         rf"|\s+(?:is|are|provides?|refers? to)\s+(?:a|an|the)\b|\s+(?:to )?denotes?\b)"
         rf"|^(?:the\s+|an?\s+)?(?:{names})\w*\s+(?:consists?|comprises?) of\b"
         rf"|\b(?:called|named|dubbed)\s+(?:an?\s+|the\s+)?(?:{names})\w*"
-        rf"|\w+\s+\((?:{names})\w*\)"
+        rf"|\w+\s+\((?:or\s+|i\.e\.,?\s+|a\.k\.a\.?\s+)?(?:{names})\w*\)"
         rf"|\b(?:{names})\w*:\s+\w",  # a list item that defines: "Ephemeral: Clients create such znodes, ..."
         re.IGNORECASE,
     )
@@ -914,7 +957,12 @@ _BOUND = re.compile(
 
 def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> bool:
     """Whether *text* holds the kind of fact asked for: for a quantity, a number with one of the
-    *asked* terms in the same text; for other questions, one of the asked terms at all."""
+    *asked* terms in the same text; for other questions, one of the asked terms at all. A number
+    the question gives is part of what it asks: "Which study had 43 students?" is not answered by
+    a sentence that lacks 43."""
+    given = {(q.low, q.high) for q in quantities(analysis.query)}
+    if given and not given & {(q.low, q.high) for q in quantities(text)}:
+        return False
     text_terms = set(terms(text))
     near = not asked or any(t in text_terms for t in asked)
     kind = answer_type(analysis)
@@ -1224,6 +1272,25 @@ _HOW_ADJECTIVE_IS = re.compile(
 )
 
 
+# Words a noun phrase asked about follows: "What *percentage*", "how many *annotators*", "the *vocabulary size*".
+_BEFORE_NOUN = frozenset("what which whose the a an many much its their his her each every per of".split())
+_DETERMINERS = frozenset("the a an its their his her this that these those".split())
+
+
+def _asked_noun_phrase(words: Sequence[str], asked: set[str]) -> str:
+    """The question's asked words (*words* whose stem is in *asked*) when they are one run after a
+    determiner or "what"/"how many" ("vocabulary size" in "What is the vocabulary size of ...?"),
+    else "": "train" in "How long did it take to train ...?" or "removes" in "Which of them removes
+    the most?" is a verb, and "the train asked about" is no English."""
+    at = [i for i, word in enumerate(words) if _stem(word.lower()) in asked]
+    if not at or at != list(range(at[0], at[-1] + 1)) or at[0] == 0:
+        return ""
+    # A determiner after the run makes its last word a verb: "the filters removes the most".
+    verb_after = at[-1] + 1 < len(words) and words[at[-1] + 1].lower() in _DETERMINERS
+    after_determiner = words[at[0] - 1].lower() in _BEFORE_NOUN
+    return " ".join(words[i] for i in at) if after_determiner and not verb_after else ""
+
+
 def not_stated_sentence(analysis: QuestionAnalysis, candidates: Sequence[Sentence], missing: Sequence[str]) -> str:
     """ "The papers discuss X but do not state Y.": X the question's terms the candidates contain,
     Y what was asked (*missing* names, or the asked terms)."""
@@ -1257,18 +1324,19 @@ def not_stated_sentence(analysis: QuestionAnalysis, candidates: Sequence[Sentenc
         about = [f"anything about {_listing(names)}"] if names else []
         wanted = " or ".join(about + ([f"anything for {_listing(years)}"] if years else []))
     else:
-        asked_words = list(dict.fromkeys(w for w in words if _stem(w.lower()) in asked))
+        noun = _asked_noun_phrase(words, asked)
         kind = answer_type(analysis)
-        wanted = f"the {' '.join(asked_words)} asked about" if asked_words else "what was asked"
+        wanted = f"the {noun} asked about" if noun else "what was asked"
         how_adjective = _HOW_ADJECTIVE_IS.match(analysis.query)
         if kind == AnswerType.QUANTITY and how_adjective:
             clause = how_adjective.groupdict()
             verb = " ".join(filter(None, (clause["verb"], clause["participle"])))
             wanted = f"how {clause['adjective']} {clause['subject']} {verb}{clause['rest']}".rstrip(",")
-        elif kind == AnswerType.QUANTITY and asked_words:
-            wanted = f"a figure for the {' '.join(asked_words)} asked about"
-        elif kind not in (AnswerType.QUANTITY, AnswerType.ENTITY, AnswerType.DEFINITION):
-            # How, why, whether: the asked words are no noun phrase ("the S2ORC handle failures").
+        elif kind == AnswerType.QUANTITY and noun:
+            wanted = f"a figure for the {noun} asked about"
+        elif kind not in (AnswerType.QUANTITY, AnswerType.ENTITY, AnswerType.DEFINITION) or not noun:
+            # How, why, whether, or asked words that are no noun phrase ("the S2ORC handle failures",
+            # "a figure for the train asked about"): the question itself says what was asked.
             wanted = f"an answer to “{analysis.query.strip().rstrip('?.!')}?”"
     return f"The papers discuss {subject} but do not state {wanted}."
 

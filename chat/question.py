@@ -491,6 +491,11 @@ _SUBJECT_IT = re.compile(
 )
 _IT = re.compile(r"\bit\b", re.IGNORECASE)
 _PASSIVE_IT = re.compile(r"\b(?:is|was)\s+it\b", re.IGNORECASE)
+# "What version of it is used?": "it" as the object of "of"/"about" is a thing, not a paper acting.
+_OBJECT_IT = re.compile(r"\b(?:of|about)\s+it\b", re.IGNORECASE)
+# "Which of them removes the most?", "How are they applied?": a plural thing asked for, not the
+# authors of the paper ("Why did they choose ...?").
+_THING_THEY = re.compile(r"\bof\s+them\b|\bthey(?=\s+(?:are|were)\b)|\b(?:are|were)\s+they\b", re.IGNORECASE)
 # "it" as the subject of a clause inside the question ("What happens when it fails?").
 _CLAUSE_IT = re.compile(
     r"\bit\b(?=\s+(?:is|was|has|can|cannot|will|would|does|did|becomes|became|fails|failed|crashes|"
@@ -517,7 +522,7 @@ _DO_IT = re.compile(r"\b(?:do|does|did)\s+(?:it|that|this|so|the same)(?=\s*[?.!
 _TOPIC_PRONOUN = re.compile(
     r"\b(?:that|this|it|the same(?: thing)?)(?:\s+(?:problem|issue|question|case|feature|mechanism|part|step|"
     r"one|thing|aspect))?(?=\s*[?.!]*\s*$)|\b(?:that|this) (?:problem|issue|question|case|feature|mechanism|"
-    r"aspect)\b",
+    r"aspect)\b|\b(?:that|this)(?=\s+(?:compares?|differs?|relates?)\s+(?:with|to|from)\b)",
     re.IGNORECASE,
 )
 _GENERAL_PAPERS = re.compile(r"\b(?:the|these|both|all(?: the)?) (?:papers|systems|works|studies)\b", re.IGNORECASE)
@@ -602,6 +607,13 @@ def _agree(before: str, new: Sequence[int]) -> str:
     return re.sub(r"\bdo(\s+)$", r"does\1", before) if len(new) == 1 else before
 
 
+def _around(match: re.Match[str]) -> tuple[int, int]:
+    """The span of *match* widened to the word before and after it, for `_THING_THEY`."""
+    before = re.search(r"\w+\s+$", match.string[: match.start()])
+    after = re.match(r"\s+\w+", match.string[match.end() :])
+    return (before.start() if before else match.start(), match.end() + (after.end() if after else 0))
+
+
 def _resolve_references(
     question: str, previous: _Resolved, papers: Sequence[PaperRef]
 ) -> tuple[str, list[int], bool, bool]:
@@ -613,10 +625,15 @@ def _resolve_references(
     referred: list[int] = []
     group = False
     names_own = bool(named_papers(question, papers)) or bool(_OWN_PAPERS.search(question))
+    thing = asked_thing(previous.query, papers)
+    things = thing if thing and re.search(r"[^s]s$", thing) and len(previous.focus) <= 1 else None
 
     def pick(match: re.Match[str]) -> str:
         nonlocal group
         chosen: list[int] = []
+        if things and match.group("group") and _THING_THEY.search(match.string, *_around(match)):
+            # "What filters does S2ORC apply?" then "Which of them removes the most?": the filters.
+            return match.group(0).replace(match.group("group"), f"the {things}")
         if match.group("ord"):
             index = _ORDINAL[match.group("ord").casefold()]
             chosen = [pool[index]] if -len(pool) <= index < len(pool) else []
@@ -646,7 +663,7 @@ def _resolve_references(
     text = _PAPER_REFERENCE.sub(pick, question)
     subject_it = False
     term = defined_term(previous.query)
-    if term is None and (not previous.focus or _PASSIVE_IT.search(text)):
+    if term is None and (not previous.focus or _PASSIVE_IT.search(text) or _OBJECT_IT.search(text)):
         # The thing a "what X" question asked for, unless "it" may be the paper it named acting
         # ("What chunk size does GFS use?" then "How does it handle hot spots?" is about GFS).
         term = asked_thing(previous.query, papers)

@@ -392,6 +392,20 @@ def _fallback_title_authors(lines: list[str], info: dict[str, str]) -> tuple[str
     return title, lines[author_line] if len(lines) > author_line else ""
 
 
+# A footnote marker after a name and its comma: "We introduce S2ORC,1 a large corpus".
+_FOOTNOTE_AFTER_COMMA = re.compile(r"(?<=[^\W\d_]),\d{1,2}(?=\s+[a-z])")
+
+
+def clean_abstract(text: str) -> str:
+    """An abstract as page 1 prints it, made readable: line-break hyphens joined as the index joins
+    them (`indexing.chunking.dehyphenate`: "implemen-\ntation" -> "implementation", but
+    "automatically-\ndetected" keeps its hyphen) and footnote markers after a name's comma dropped
+    ("S2ORC,1 a large corpus" -> "S2ORC, a large corpus")."""
+    from indexing.chunking import dehyphenate  # the tokenizer's vocabulary, loaded only when needed
+
+    return _FOOTNOTE_AFTER_COMMA.sub(",", dehyphenate(text)).strip()
+
+
 def extract_metadata(
     *,
     pages: Sequence[str],
@@ -442,7 +456,7 @@ def extract_metadata(
     doi = doi_match.group(1) if doi_match else xmp.get("doi", "")
     pmid = _PMID.search(first)
     abstract_match = _ABSTRACT.search(first)
-    abstract = re.sub(r"-\n(?=[a-z])", "", abstract_match.group(1)) if abstract_match else ""
+    abstract = clean_abstract(abstract_match.group(1)) if abstract_match else ""
     keywords_match = _KEYWORDS.search(first)
     keyword_text = xmp.get("subject", "") if ";" in xmp.get("subject", "") else ""
     keyword_text = keyword_text or (keywords_match.group(1) if keywords_match else "")

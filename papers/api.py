@@ -177,7 +177,8 @@ class FigureSerializer(serializers.ModelSerializer[Figure]):
 class UploadSerializer(serializers.Serializer[None]):
     """Exactly one of: `file` (one PDF) or `files` (one or more PDFs, the field repeated)."""
 
-    file = serializers.FileField(required=False, help_text="A PDF, at most UPLOAD_MAX_BYTES.")
+    # An empty file is the service's to refuse ("not_a_pdf": "The file is empty."), one file or several.
+    file = serializers.FileField(required=False, allow_empty_file=True, help_text="A PDF, at most UPLOAD_MAX_BYTES.")
     files = serializers.ListField(
         child=serializers.FileField(allow_empty_file=True),
         required=False,

@@ -148,13 +148,21 @@ def test_an_upload_to_a_full_project_through_the_api_leaves_the_library_unchange
     assert Paper.objects.count() == 1
 
 
-def test_a_non_pdf_upload_answers_with_a_stable_code(alice, api_client_for):
-    fake = SimpleUploadedFile("x.pdf", b"GIF89a not a pdf", content_type="application/pdf")
+@pytest.mark.parametrize(
+    ("data", "message"), [(b"GIF89a not a pdf", "The file is not a PDF."), (b"", "The file is empty.")]
+)
+@pytest.mark.parametrize("field", ["file", "files"])
+def test_a_non_pdf_upload_answers_with_a_stable_code(alice, api_client_for, data, message, field):
+    fake = SimpleUploadedFile("x.pdf", data, content_type="application/pdf")
 
-    response = api_client_for(alice).post("/api/library/", {"file": fake}, format="multipart")
+    response = api_client_for(alice).post("/api/library/", {field: fake}, format="multipart")
 
-    assert response.status_code == HTTPStatus.BAD_REQUEST
-    assert response.json()["error"]["code"] == "not_a_pdf"
+    # One file or several, an empty file is refused by the same code and words as any other non-PDF.
+    body = response.json()
+    error = body["error"] if field == "file" else body["results"][0]["error"]
+    assert error == {"code": "not_a_pdf", "message": message}
+    assert response.status_code == (HTTPStatus.BAD_REQUEST if field == "file" else HTTPStatus.OK)
+    assert not UserPaper.objects.filter(user=alice).exists()
 
 
 def test_two_files_to_the_one_file_upload_are_refused_and_nothing_is_kept(alice, api_client_for, make_pdf):

@@ -17,6 +17,7 @@ from chat.extractive import (
     candidate_windows,
     compose_answer,
     embed_candidates,
+    is_quotable,
     is_signpost,
     normalise_numbers,
     quantities,
@@ -206,6 +207,23 @@ def test_a_number_reads_the_same_with_or_without_a_space_before_its_unit():
     assert quantities("64MB") == [Quantity(64, 64, "mb")]
 
 
+def test_a_thousands_or_millions_suffix_is_part_of_the_number():
+    assert quantities("a vocabulary of size 31k using 15%") == [Quantity(31_000, 31_000, ""), Quantity(15, 15, "%")]
+    assert quantities("81.1M papers") == [Quantity(81_100_000, 81_100_000, "")]
+    assert quantities("64MB chunks") == [Quantity(64, 64, "mb")]
+    refs = [
+        reference(
+            1,
+            4,
+            "We pretrain S2ORC-SciBERT on the S2ORC pretraining corpus. "
+            "Following SciBERT, we construct a cased WordPiece vocabulary of size 31k.",
+        )
+    ]
+    answer = scored_answer(refs, "What is the vocabulary size of S2ORC-SciBERT?")
+    assert answer.status == Status.ANSWERED
+    assert "31k" in answer.text
+
+
 def test_ranges_are_one_quantity_with_their_unit():
     assert quantities("timeouts of 150-300ms") == [Quantity(150, 300, "ms")]
     assert quantities("between 150 and 300 milliseconds") == [Quantity(150, 300, "ms")]
@@ -377,6 +395,44 @@ def test_the_not_stated_line_restates_a_how_large_question_as_a_clause_not_a_wor
     assert answer.status == Status.NOT_STATED
     line = answer.text.splitlines()[0]
     assert line.startswith("The papers discuss ") and line.endswith(f" but do not state {wanted}")
+
+
+@pytest.mark.parametrize(
+    ("question", "wanted"),
+    [
+        # The asked word is a verb ("train", "removes"): the question itself says what was asked.
+        (
+            "How long did it take to train the full text index?",
+            "an answer to “How long did it take to train the full text index?”.",
+        ),
+        ("Which of the filters removes the most?", "an answer to “Which of the filters removes the most?”."),
+        # A noun phrase after "What" or a determiner reads as one.
+        ("What is the vocabulary size of the full text index?", "a figure for the vocabulary size asked about."),
+    ],
+)
+def test_the_not_stated_line_names_a_verb_asked_about_by_the_question_not_as_a_noun(question, wanted):
+    refs = [reference(1, 1, "The full text index holds every paper released so far in the corpus.")]
+    answer = scored_answer(refs, question)
+    assert answer.status == Status.NOT_STATED
+    assert answer.text.splitlines()[0].endswith(f" but do not state {wanted}")
+
+
+def test_a_time_in_words_answers_a_how_long_question():
+    assert quantity_fit("We pretrain it on a single TPU for one week.", "time") == 1.0
+    assert quantity_fit("The run took a few days on eight machines.", "time") == 1.0
+    assert quantity_fit("The nodes handle millions of requests a day.", "time") == 0.0
+    assert quantity_fit("We pretrain it on a single TPU.", "time") == 0.0
+    assert quantities("It ran for 2 weeks.") == [Quantity(2, 2, "week")]
+    refs = [
+        reference(
+            1,
+            4,
+            "We pretrain S2ORC-SciBERT with a vocabulary of size 31k. The model is trained on a TPU v3-8 for one week.",
+        )
+    ]
+    answer = scored_answer(refs, "How long did it take to train S2ORC-SciBERT?")
+    assert answer.status == Status.ANSWERED
+    assert "for one week" in answer.text
 
 
 def test_a_named_thing_no_passage_names_is_not_stated():
@@ -644,6 +700,9 @@ def test_a_number_in_the_wrong_unit_does_not_answer_a_quantity_question():
     assert quantity_fit("The master takes 2 seconds.", "bytes") == 0.2
     assert quantity_fit("We chose 64MB.", "size") == 1.0
     assert quantity_fit("The quorum size for n = 7 is 4.", "size") == 1.0
+    # A count is a whole number: accuracies of 0.93 and 0.89 count nothing; 16.4B tokens do.
+    assert quantity_fit("Paper clustering 0.93 0.89", "count") == 0.2
+    assert quantity_fit("The corpus contains 16.4B tokens.", "count") == 1.0
     refs = [reference(1, 1, "Each znode in the tree stores a maximum of 1MB of data by default.", title="ZooKeeper")]
     answer = scored_answer(refs, "What is the maximum number of znodes a ZooKeeper ensemble can store?")
     assert answer.status == Status.NOT_STATED
@@ -903,24 +962,61 @@ def test_a_control_character_in_a_question_separates_words_and_is_never_stored(s
     assert check_question(sent) == asked
 
 
-def test_a_table_captioned_under_its_rows_is_quoted_with_them_and_never_with_the_next_columns_prose():
+MAPREDUCE_TABLE_1 = (
+    "Number of jobs 29,423\n"
+    "Average job completion time 634 secs\n"
+    "Machine days used 79,186 days\n"
+    "Table 1: MapReduce jobs run in August 2004\n"
+    "source code management system over time, from 0 in\n"
+    "early 2003 to almost 900 separate instances as of late"
+)
+S2ORC_TABLE_2 = (
+    "they are generally of lower quality and are filtered out of the corpus to improve corpus quality.\n"
+    "Filter Number of papers\n"
+    "No title 20k\n"
+    "No authors 0.3M\n"
+    "< 100 chars of text 80.0M\n"
+    "Not English 15.2M\n"
+    "Table 2: Post-processing data quality filters for papers\n"
+    "2.6 Linking bibliographies to papers"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "label", "quoted"),
+    [
+        (
+            MAPREDUCE_TABLE_1,
+            "Table 1",
+            [
+                "Number of jobs 29,423",
+                "Average job completion time 634 secs",
+                "Machine days used 79,186 days",
+                "Table 1: MapReduce jobs run in August 2004",
+            ],
+        ),
+        # Counts in thousands and millions ("20k", "0.3M") are cells; the next section's heading is no row.
+        (
+            S2ORC_TABLE_2,
+            "Table 2",
+            [
+                "No title 20k",
+                "No authors 0.3M",
+                "< 100 chars of text 80.0M",
+                "Not English 15.2M",
+                "Table 2: Post-processing data quality filters for papers",
+            ],
+        ),
+        # A single year in parentheses is prose, not a row.
+        ("Following Beltagy et al. (2019)\nTable 2: Filters", "Table 2", ["Table 2: Filters"]),
+    ],
+)
+def test_a_table_captioned_under_its_rows_is_quoted_with_them_and_never_with_the_next_columns_prose(
+    text, label, quoted
+):
     from chat.extractive import caption_lines
 
-    text = (
-        "Number of jobs 29,423\n"
-        "Average job completion time 634 secs\n"
-        "Machine days used 79,186 days\n"
-        "Table 1: MapReduce jobs run in August 2004\n"
-        "source code management system over time, from 0 in\n"
-        "early 2003 to almost 900 separate instances as of late"
-    )
-    lines = [s.text for s in caption_lines([reference(1, 1, text, page=12)], "Table 1")]
-    assert lines == [
-        "Number of jobs 29,423",
-        "Average job completion time 634 secs",
-        "Machine days used 79,186 days",
-        "Table 1: MapReduce jobs run in August 2004",
-    ]
+    assert [s.text for s in caption_lines([reference(1, 1, text, page=12)], label)] == quoted
 
 
 def test_sentences_with_known_vectors_are_all_scored_and_only_unknown_ones_are_embedded():
@@ -965,6 +1061,16 @@ def test_a_definition_question_whose_quotes_only_mention_the_term_is_partly_answ
     assert "The quotes mention GROBID; none says what it is." in answer.text
     refs.append(reference(3, 3, "GROBID is a machine learning library for parsing scholarly PDFs into XML.", "S2ORC"))
     assert scored_answer(refs, "What is GROBID?").status == Status.ANSWERED
+
+
+def test_a_term_given_as_an_alternative_name_in_parentheses_is_defined():
+    text = (
+        "Semantic Scholar groups its records into paper clusters for the corpus. In this work, each paper of "
+        "interest is actually a collection (or cluster) of highly-similar (but not necessarily identical) documents."
+    )
+    answer = scored_answer([reference(1, 3, text, "S2ORC")], "What is a paper cluster?")
+    assert answer.status == Status.ANSWERED
+    assert "a collection (or cluster) of highly-similar" in answer.text
 
 
 def test_a_list_item_naming_the_term_before_a_colon_defines_it():
@@ -1038,3 +1144,69 @@ def test_a_number_stated_as_a_bound_states_the_threshold_asked_for():
     assert [s.supported for s in answer.sentences if "above 0.8" in s.text] == [True]
     without = scored_answer(refs[1:], "What threshold does the similarity score use?")
     assert without.status == Status.NOT_STATED  # "3-grams" is a number, but no bound
+
+
+def test_a_table_row_with_a_parenthesised_share_answers_a_percentage_question():
+    text = (
+        "Our PDF coverage is 35.6%, or 28.9M papers.\n"
+        "Total papers 81.1M\n"
+        "Papers w/ PDF 28.9M (35.6%)\n"
+        "Papers w/ DOIs 52.2M (64.3%)\n"
+        "Papers w/ ArXiv IDs 1.7M (2.0%)\n"
+        "Table 3: Statistics on paper provenance."
+    )
+    answer = extractive_answer("What percentage of papers have a DOI?", [reference(1, 5, text, page=5)])
+    assert "“Papers w/ DOIs 52.2M (64.3%)” [1]" in answer.text
+
+
+def test_the_papers_title_block_is_never_quoted_as_a_definition():
+    text = (
+        "S2ORC: The Semantic Scholar Open Research Corpus Kyle Lo Lucy Lu Wang Mark Neumann Daniel S.\n"
+        "Weld Allen Institute for Artificial Intelligence\n"
+        "We introduce S2ORC, a large corpus of 81.1M English-language academic papers spanning many disciplines."
+    )
+    refs = [reference(1, 1, text, title="S2ORC: The Semantic Scholar Open Research Corpus")]
+    answer = scored_answer(refs, "What is S2ORC?")
+    assert "Kyle Lo" not in answer.text
+    assert "“We introduce S2ORC, a large corpus of 81.1M" in answer.text
+
+
+def test_a_bulleted_sentence_with_inline_citations_is_quoted_on_its_own():
+    text = (
+        "We sentencize the text and remove paragraphs that are too short to use in pretraining.\n"
+        "\u2022 Size: The resulting S2ORC pretraining corpus contains 16.4B tokens, nearly five times larger.\n"
+        "\u2022 Vocab: Following Beltagy et al. (2019), we construct a cased WordPiece (Wu et al., 2016) "
+        "vocabulary of size 31k using 15% of the S2ORC pretraining corpus. The Jaccard index between "
+        "the two vocabularies is 0.536."
+    )
+    texts = [s.text for s in candidate_sentences([reference(1, 5, text)])]
+    assert (
+        "Vocab: Following Beltagy et al. (2019), we construct a cased WordPiece (Wu et al., 2016) "
+        "vocabulary of size 31k using 15% of the S2ORC pretraining corpus."
+    ) in texts
+    assert not any("\u2022" in t for t in texts)
+    answer = scored_answer([reference(1, 5, text)], "What is the vocabulary size of S2ORC-SciBERT?")
+    assert "vocabulary of size 31k" in answer.text
+
+
+def test_a_reference_entry_with_et_al_is_still_never_quotable():
+    assert not is_quotable("Lo, Kyle, Wang, Lucy, et al., 2020. S2ORC: The Semantic Scholar Open Research Corpus.")
+    assert is_quotable("We follow the setup of prior work (Wu et al., 2016; Beltagy et al., 2019) for pretraining.")
+
+
+def test_a_number_the_question_gives_must_be_in_the_sentence_that_answers_it():
+    refs = [
+        reference(
+            1,
+            16,
+            "The user study would not have been possible without the support of Ali Ghodsi and the students "
+            "of CS 294 at Berkeley.",
+            title="Raft",
+        ),
+        reference(2, 1, "A user study with 43 students at two universities shows that Raft is easier.", title="Raft"),
+    ]
+    answer = scored_answer(refs, "Which study had 43 students?")
+    assert answer.status in (Status.ANSWERED, Status.PARTLY_ANSWERED)
+    supported = [s.text for s in answer.sentences if s.supported]
+    assert supported and all("43 students" in s for s in supported)
+    assert answer.text.index("43 students") < answer.text.find("Ghodsi") or "Ghodsi" not in answer.text

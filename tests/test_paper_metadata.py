@@ -450,3 +450,16 @@ def test_in_a_one_paper_project_the_paper_is_that_paper(alice, library, no_chunk
 def test_a_byline_ending_with_its_year_beats_the_files_date(name, author, year):
     metadata = extract_metadata(extract_text(shared_case(name)))  # the file says 2023
     assert (metadata.authors, metadata.year) == ((author,), year)
+
+
+def test_an_abstract_keeps_real_hyphens_and_drops_footnote_markers():
+    from indexing.metadata import clean_abstract
+
+    printed = (
+        "We introduce S2ORC,1 a large corpus of 81.1M papers. Full text is annotated with automatically-\n"
+        "detected inline mentions of citations and its implemen-\ntation is open."
+    )
+    assert clean_abstract(printed) == (
+        "We introduce S2ORC, a large corpus of 81.1M papers. Full text is annotated with automatically-detected "
+        "inline mentions of citations and its implementation is open."
+    )

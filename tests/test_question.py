@@ -482,6 +482,28 @@ def test_it_after_a_passive_how_question_is_that_questions_subject():
     )
 
 
+def test_it_as_an_object_and_them_as_a_group_are_the_things_the_previous_question_asked_for():
+    tools = ("What tools does S2ORC use to parse PDFs?", (S2ORC.paper_id,))
+    assert analyse_in([S2ORC], "What version of it is used?", tools).query == (
+        "What version of the tools is used in S2ORC?"
+    )
+    filters = ("What filters does S2ORC apply to the full text?", (S2ORC.paper_id,))
+    assert analyse_in([S2ORC], "Which of them removes the most?", filters).query == (
+        "Which of the filters removes the most in S2ORC?"
+    )
+    assert analyse_in([S2ORC], "How are they applied?", filters).query == "How are the filters applied in S2ORC?"
+    # "They" acting is still the paper's authors; "them" after a comparison, its papers.
+    assert analyse_in([S2ORC], "Why did they choose GROBID?", tools).query == "Why did S2ORC choose GROBID?"
+    previous = ("How do Raft and Chubby elect a leader?", (RAFT.paper_id, CHUBBY.paper_id))
+    assert analyse("Which of them is faster?", previous).named_paper_ids == (RAFT.paper_id, CHUBBY.paper_id)
+
+
+def test_that_compared_with_something_is_the_previous_questions_topic():
+    previous = ("What is the vocabulary size of the pretrained model?", (S2ORC.paper_id,))
+    analysis = analyse_in([S2ORC], "How does that compare with SciBERT's?", previous)
+    assert analysis.rewritten and "vocabulary size" in analysis.query
+
+
 def test_the_other_paper_named_in_the_question_itself_is_that_paper():
     previous = ("How does Bigtable partition data?", (BIGTABLE.paper_id, GFS.paper_id))
     analysis = analyse("How does the other paper, Chubby, partition data?", previous)
