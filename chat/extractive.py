@@ -45,7 +45,7 @@ from indexing.chunking import dehyphenate, is_heading
 from indexing.lexical import tokenize
 from indexing.retrieval import Reference, caption_pattern
 
-MIN_SENTENCE_CHARS = 40
+MIN_SENTENCE_CHARS = 30
 MIN_LINE_CHARS = 12
 MAX_LINE_CHARS = 160
 MIN_CJK_CHARS = 6
@@ -162,7 +162,9 @@ class ExtractiveAnswer:
 # Bibliography entries: venue, pages, volume or publisher words, or "Surname, I." openings.
 _BIBLIOGRAPHY = re.compile(
     # "et al.," in a reference entry, not in a citation inside prose ("(Wu et al., 2016)").
-    r"\b(?:In Proc(?:eedings|\.)|Proceedings of|pp\.|vol\.|arXiv|doi:|ACM Trans|IEEE Trans|Press"
+    # "arXiv:1234.5678", "arXiv preprint": a reference; "derived from arXiv" is prose.
+    r"\b(?:In Proc(?:eedings|\.)|Proceedings of|pp\.|vol\.|arXiv(?::|\s+preprint|\s+abs/)|doi:|ACM Trans|IEEE Trans"
+    r"|Press"
     r"|et al\.,(?!\s*(?:19|20)\d\d[a-z]?\s*[);]))"
     r"|^(?:\[ref \d+\]\s*)?[A-Z][a-z]+,\s+[A-Z]\.",
 )
@@ -955,6 +957,15 @@ _BOUND = re.compile(
 )
 
 
+# An entity question whose answer is a name ("What tools ...?", "Who ...?"), not a kind of thing
+# ("Which filters ...?" is answered by "papers with no title").
+_ASKS_A_NAME = re.compile(
+    r"^\s*(?:(?:and|so|then)\s+)?(?:who|whom|(?:what|which)\s+(?:tools?|systems?|datasets?|models?|librar(?:y|ies)|"
+    r"compan(?:y|ies)|services?|protocols?|languages?|algorithms?|names?|software|parsers?))\b",
+    re.IGNORECASE,
+)
+
+
 def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> bool:
     """Whether *text* holds the kind of fact asked for: for a quantity, a number with one of the
     *asked* terms in the same text; for other questions, one of the asked terms at all. A number
@@ -977,13 +988,18 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
         as_bound = bool(set(asked) & _BOUND_TERMS) and _BOUND.search(text) is not None
         key = set(key_stems(analysis))
         return (near and fit >= 0.5) or ((in_its_unit or as_bound) and bool(key & text_terms))
-    if kind == AnswerType.ENTITY and not near:
+    if kind == AnswerType.ENTITY:
         # "Which tools does S2ORC use to extract text?" is answered by "We then use GROBID to process
-        # each PDF": a name the question lacks, with the question's other terms, not the word "tools".
-        question_words = {w.casefold() for w in re.findall(r"[\w-]+", analysis.query)}
-        new_name = any(name.casefold() not in question_words for name in _NAME.findall(text) + _ACRONYM.findall(text))
+        # each PDF": a name the question lacks, with the question's other terms, not the word "tools";
+        # "... tools and tasks for text mining" names no tool.
+        question_words = {_stem(w.casefold()) for w in re.findall(r"[\w-]+", analysis.query)}
+        new_name = any(
+            _stem(name.casefold()) not in question_words for name in _NAME.findall(text) + _ACRONYM.findall(text)
+        )
+        if near and not _ASKS_A_NAME.search(analysis.query):
+            return True
         key = set(key_stems(analysis))
-        return new_name and len(key & text_terms) >= min(2, len(key))
+        return new_name and (near or len(key & text_terms) >= min(2, len(key)))
     if _WHY.search(analysis.query) and not _REASON.search(text):
         return False  # "Quorbits are small rings." names the thing but gives no reason for it
     head = asked_head(analysis.query) if kind in (AnswerType.OTHER, AnswerType.DEFINITION) else ""

@@ -623,6 +623,10 @@ def test_an_entity_question_is_answered_by_a_name_without_the_category_word():
     answer = scored_answer(refs, "Which tools does S2ORC use to extract text and metadata from PDFs?")
     assert answer.status == Status.ANSWERED
     assert "GROBID" in answer.text or "SCIENCEPARSE" in answer.text
+    # The category word without a name ("tools and tasks") states no tool.
+    refs = [reference(1, 1, "We hope this resource will help research on tools and tasks for text mining.", "S2ORC")]
+    answer = scored_answer(refs, "What tools does S2ORC use to parse PDFs?")
+    assert answer.status == Status.NOT_STATED
 
 
 def test_the_best_paper_may_give_up_to_three_quotes_that_do_not_overlap():
@@ -1210,3 +1214,12 @@ def test_a_number_the_question_gives_must_be_in_the_sentence_that_answers_it():
     supported = [s.text for s in answer.sentences if s.supported]
     assert supported and all("43 students" in s for s in supported)
     assert answer.text.index("43 students") < answer.text.find("Ghodsi") or "Ghodsi" not in answer.text
+
+
+def test_a_sentence_naming_arxiv_is_prose_but_an_arxiv_reference_is_not():
+    text = (
+        "Open access status is assigned if a paper is derived from arXiv, ACL Anthology or PubMed Central, or "
+        "has an open-access DOI in the Unpaywall database."
+    )
+    assert is_quotable(text)
+    assert not is_quotable("Kyle Lo and Lucy Wang. 2020. S2ORC. arXiv preprint arXiv:1911.02782.")
