@@ -31,7 +31,7 @@ import math
 import re
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import lru_cache
@@ -526,10 +526,11 @@ _QUANTITY = re.compile(
     rf"(?:\s*(?:-|\u2013|\u2014|to|(?(between)and|(?!)))\s*(?P<high>{_NUMBER}))?(?:(?P<magnitude>[kKM])|\s*(?P<unit>{_UNIT}))?(?![\w])",
     re.IGNORECASE,
 )
-# Numbers that label, not measure: "Section 3", "§3", "[12]", "Appendix 2", "Theorem 1".
+# Numbers that label, not measure: "Section 3", "§3", "[12]", "Appendix 2", "Theorem 1", "Topic 2",
+# "Study 1".
 _NOT_A_QUANTITY = re.compile(
     r"(?:Section|Sec\.|Figure|Fig\.|Table|§|\[\u2060?|ref|Eq\.|Equation|"
-    r"Appendix|Chapter|Lemma|Theorem)\s*$",
+    r"Appendix|Chapter|Lemma|Theorem|Topic|Task|Study|Condition|Phase|Step|Round|Session|Experiment)\s*$",
     re.I,
 )
 # A section or version number of three levels or more ("6.1.2 Procedure", "v3.0.09"): no quantity.
@@ -540,6 +541,12 @@ _WORD_NUMBERS = {
     "quarter": 0.25, "ninths": 1 / 9, "dozen": 12, "million": 1e6, "billion": 1e9,
 }  # fmt: skip
 _WORD_NUMBER = re.compile(r"\b(?:" + "|".join(_WORD_NUMBERS) + r")\b", re.IGNORECASE)
+# A count in words: a whole number word before the plural noun it counts ("ten participants",
+# "three replicas"; group 1), not a fraction ("a third of the requests").
+_WORD_COUNT = re.compile(
+    r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|dozen)\s+((?:[a-z]+-)?[a-z]{2,}s)\b",
+    re.IGNORECASE,
+)
 # A time in words ("for one week", "a few days", "several hours"): a duration with no digit. Not
 # "a day": "millions of requests a day" is a rate.
 _WORD_DURATION = re.compile(
@@ -891,9 +898,18 @@ def asked_measure(question: str) -> str:
     return next((name for name, pattern, _ in _MEASURE_WORDS if pattern.search(question)), "")
 
 
-def quantity_fit(text: str, measure: str) -> float:
+# Nouns for the people a study counts: "How many people took part?" is answered by "We recruited a
+# total of ten participants".
+_PEOPLE = frozenset(
+    _stem(w) for w in "people person persons participant participants user users volunteer volunteers".split()
+)
+
+
+def quantity_fit(text: str, measure: str, counted: Collection[str] = ()) -> float:
     """How well the numbers of *text* fit a question asking for *measure* (`asked_measure`): 1.0
-    for a number in a fitting unit (a count has none: "three replicas", "(N=10)"), 0.5 for a
+    for a number in a fitting unit (a count has none: "(N=10)"; a count in words counts too when
+    it counts one of *counted*, the question's asked terms, stemmed: "ten participants" for "How
+    many participants ...?", or for "How many people ...?", `_PEOPLE` being one thing), 0.5 for a
     number in words where a count or any number will do (a time in words, "for one week", where a
     time is asked, 1.0), 0.2 for numbers in other units only ("1MB" for "the maximum number of
     znodes") or, for a count, fractions only ("Paper clustering 0.93 0.89" counts nothing), 0.0
@@ -907,6 +923,10 @@ def quantity_fit(text: str, measure: str) -> float:
         return 1.0
     if measure == "time" and _WORD_DURATION.search(text):
         return 1.0
+    if measure == "count" and counted:
+        wanted = set(counted) | (_PEOPLE if _PEOPLE & set(counted) else set())
+        if any(_stem(noun.casefold()) in wanted for noun in _WORD_COUNT.findall(text)):
+            return 1.0
     if _WORD_NUMBER.search(text) and measure in ("", "count"):
         return 0.5
     return 0.2 if found else 0.0
@@ -979,7 +999,7 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
     kind = answer_type(analysis)
     if kind == AnswerType.QUANTITY:
         measure = asked_measure(analysis.query)
-        fit = quantity_fit(text, measure)
+        fit = quantity_fit(text, measure, asked)
         # "At what temperature are the oxides synthesised?" is answered by "... at 350 degrees
         # Celsius": a number in the unit of the measure asked for stands for the measure's name.
         in_its_unit = measure in ("time", "bytes", "power", "temperature") and fit == 1.0
@@ -1011,7 +1031,7 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
 def _type_match(text: str, analysis: QuestionAnalysis, question_terms: set[str]) -> float:
     kind = answer_type(analysis)
     if kind == AnswerType.QUANTITY:
-        return quantity_fit(text, asked_measure(analysis.query))
+        return quantity_fit(text, asked_measure(analysis.query), asked_terms(analysis.query))
     if kind == AnswerType.ENTITY:
         names = {_stem(n.lower()) for n in _NAME.findall(text)}
         return 1.0 if names - question_terms else 0.0

@@ -711,13 +711,14 @@ _AFTER_NAME = re.compile(r"^(?:\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|vs\.?|versu
 
 def cut_mentions(text: str, papers: Sequence[PaperRef], *, keep: int | None = None) -> str:
     """*text* without the places it names one of *papers* (`mentions`), each with the connective
-    that lists it ("Raft[ and Chubby]"), except where it names paper *keep*; spaces folded."""
+    that lists it ("Raft[ and Chubby]"), except where it names paper *keep*; spaces folded. A name
+    several papers share is cut once ("rely on Paxos through Chubby" -> "rely on through")."""
     found = mentions(text, papers)
     kept = {(m.start, m.end) for m in found if m.paper_id == keep}
-    for mention in reversed(found):
-        if (mention.start, mention.end) in kept:
+    # A name two papers share ("Paxos") is one place, cut once.
+    for start, end in reversed(list(dict.fromkeys((m.start, m.end) for m in found))):
+        if (start, end) in kept:
             continue
-        start, end = mention.start, mention.end
         before = _BEFORE_NAME.search(text[:start])
         after = None if before else _AFTER_NAME.match(text[end:])
         start = before.start() if before else start

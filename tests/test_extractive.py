@@ -699,6 +699,14 @@ def test_a_quantity_question_says_what_it_measures(question, measure):
 
 def test_a_number_in_the_wrong_unit_does_not_answer_a_quantity_question():
     assert quantity_fit("By default, we store three replicas.", "count") == 0.5
+    # A count in words counts when it counts what the question asks about ("people" being any of
+    # the nouns for study participants); a label number ("Topic 1", "Study 2") counts nothing.
+    replicas = asked_terms("How many replicas does GFS store?")
+    assert quantity_fit("By default, we store three replicas.", "count", replicas) == 1.0
+    people = asked_terms("How many people took part in the lab study?")
+    assert quantity_fit("We recruited a total of ten participants.", "count", people) == 1.0
+    assert quantity_fit("The lab study compared CiteSee with three baselines.", "count", people) == 0.5
+    assert quantity_fit("Four of them chose Topic 1 and Study 2.", "count", people) == 0.5
     assert quantity_fit("Each participant (N=10) read four papers.", "count") == 1.0
     assert quantity_fit("Each znode stores a maximum of 1MB of data.", "count") == 0.2
     assert quantity_fit("The master takes 2 seconds.", "bytes") == 0.2

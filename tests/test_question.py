@@ -153,6 +153,13 @@ def test_key_terms_leave_out_question_words_light_verbs_and_the_named_paper():
     assert analyse("What fanout do the authors use?").key_terms == ("fanout",)
 
 
+def test_a_name_two_papers_share_is_cut_once_from_the_key_terms():
+    paxos_complex = PaperRef(8, "Paxos Made Moderately Complex", "Robbert van Renesse", 2015)
+    papers = [CHUBBY, PAXOS, paxos_complex]
+    analysis = analyse_in(papers, "Where do the storage systems rely on Paxos through Chubby?")
+    assert analysis.key_terms == ("storage", "systems", "rely")
+
+
 # --- follow-ups -----------------------------------------------------------------------------------
 
 MEMBERSHIP = ("How does Raft handle cluster membership changes?", (2,))
