@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import lru_cache
@@ -709,12 +709,12 @@ _BEFORE_NAME = re.compile(r"(?:\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|vs\.?|versu
 _AFTER_NAME = re.compile(r"^(?:\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|vs\.?|versus)\s+)", re.IGNORECASE)
 
 
-def cut_mentions(text: str, papers: Sequence[PaperRef], *, keep: int | None = None) -> str:
+def cut_mentions(text: str, papers: Sequence[PaperRef], *, keep: Collection[int] = ()) -> str:
     """*text* without the places it names one of *papers* (`mentions`), each with the connective
-    that lists it ("Raft[ and Chubby]"), except where it names paper *keep*; spaces folded. A name
+    that lists it ("Raft[ and Chubby]"), except where it names a paper of *keep* (ids); spaces folded. A name
     several papers share is cut once ("rely on Paxos through Chubby" -> "rely on through")."""
     found = mentions(text, papers)
-    kept = {(m.start, m.end) for m in found if m.paper_id == keep}
+    kept = {(m.start, m.end) for m in found if m.paper_id in keep}
     # A name two papers share ("Paxos") is one place, cut once.
     for start, end in reversed(list(dict.fromkeys((m.start, m.end) for m in found))):
         if (start, end) in kept:
@@ -823,6 +823,10 @@ def analyse_question(question: str, *, history: Sequence[Turn], papers: Sequence
         rewritten=rewritten,
         key_terms=content_terms(resolved.query, papers),
     )
+    if len(focus) >= 2 and relates_papers(resolved.query, focus, papers):
+        # How papers bear on one another is stated where one names another: "It produces a result
+        # equivalent to (multi-)Paxos" relates Raft to Paxos. Their names are key terms here.
+        analysis = replace(analysis, key_terms=key_terms(resolved.query))
     parts = question_parts(analysis, papers)
     return replace(analysis, parts=parts, paper_queries=paper_queries(analysis.query, focus, parts, papers))
 
@@ -830,7 +834,10 @@ def analyse_question(question: str, *, history: Sequence[Turn], papers: Sequence
 # A question about how the named papers' systems bear on one another: "How do Bigtable, GFS and
 # Chubby depend on each other?", "Compare how GFS and Bigtable use Chubby."
 _RELATION = re.compile(r"\b(?:each other|one another|interact(?:s|ion)?)\b", re.IGNORECASE)
-_RELATION_VERB = r"(?:use|uses|using|used by|rel(?:y|ies|ying) on|depends? on|built on|on top of|stored? in)"
+_RELATION_VERB = (
+    r"(?:use|uses|using|used by|rel(?:y|ies|ying) on|depends? on|built on|builds? on|on top of|stored? in"
+    r"|relates? to|related to|based on|derived from|derives? from|extends?)"
+)
 
 
 def relates_papers(query: str, named: Sequence[int], papers: Sequence[PaperRef]) -> bool:
@@ -852,17 +859,28 @@ def paper_queries(
     the other papers cut out. "How do Raft and Chubby each elect a leader?" -> (Raft, "How do Raft
     each elect a leader?"), (Chubby, "How do Chubby each elect a leader?"): each paper is searched
     for its own side of the comparison, so one paper's name does not pull the other's passages
-    towards the passages that name both. () for a question naming fewer than two papers, or asking
-    how they bear on one another (`relates_papers`): cut to one name, such a question would lose
-    what it asks ("Compare how GFS and Bigtable use Chubby." is no question about GFS alone)."""
-    if len(named) < 2 or relates_papers(query, named, papers):
+    towards the passages that name both. () for a question naming fewer than two papers. A question
+    asking how they bear on one another (`relates_papers`) would lose what it asks cut to one name
+    ("Compare how GFS and Bigtable use Chubby." is no question about GFS alone): it gives each paper
+    one query per other paper, cut to the two names (several entries per paper id)."""
+    if len(named) < 2:
         return ()
+    if relates_papers(query, named, papers):
+        # Each paper with each other one: "How do Bigtable, GFS and Chubby depend on each other?" ->
+        # (Bigtable, "How do Bigtable and GFS depend on each other?"), (Bigtable, "How do Bigtable
+        # and Chubby ...?"), ...: one paper's passages about another are found for every pair.
+        pairs = [(a, b) for a in named for b in named if a != b]
+        return tuple(dict.fromkeys((a, _tidy(cut_mentions(query, papers, keep={a, b}))) for a, b in pairs))
     out = []
     for paper_id in named:
         pieces = [p.query for p in parts if paper_id in p.named_paper_ids or not named_papers(p.query, papers)]
-        text = cut_mentions(" ".join(pieces) if parts else query, papers, keep=paper_id)
-        out.append((paper_id, text.replace(" ?", "?").replace(" ,", ",")))
+        text = cut_mentions(" ".join(pieces) if parts else query, papers, keep={paper_id})
+        out.append((paper_id, _tidy(text)))
     return tuple(out)
+
+
+def _tidy(text: str) -> str:
+    return text.replace(" ?", "?").replace(" ,", ",")
 
 
 # "What is an SSTable and what does it provide to Bigtable?", "How big are GFS chunks, and how does

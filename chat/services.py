@@ -352,13 +352,16 @@ def extractive_answer(
 def _scored_for(candidates: list[Sentence], analysis: QuestionAnalysis, query: np.ndarray) -> list[Scored]:
     """*candidates* scored against *analysis* (the question, or one of its `parts`), whose query's
     embedding is *query*; each side of a comparison (`paper_queries`, unless the question has parts)
-    against its own side of the question."""
+    against its own side of the question (the closest of its sides when it has several)."""
     cheap = cheap_scores(candidates, analysis)  # both the embedding choice and the scores read them
     dense = embed_candidates(candidates, analysis, query, sentence_vectors.embed, cheap=cheap, known=_known)
+    sides: dict[int, np.ndarray] = {}  # a paper with several queries (relating papers): the closest
     for paper_id, own_query in analysis.paper_queries if not analysis.parts else ():
         own = embed_candidates(
             candidates, analysis, embed_query(own_query), sentence_vectors.embed, cheap=cheap, known=_known
         )
+        sides[paper_id] = np.maximum(sides[paper_id], own) if paper_id in sides else own
+    for paper_id, own in sides.items():
         rows = [row for row, candidate in enumerate(candidates) if candidate.paper_id == paper_id]
         dense[rows] = own[rows]
     return score_candidates(candidates, analysis, dense, cheap=cheap)

@@ -769,12 +769,14 @@ def retrieve_passages(
         per_paper = max(per_paper, top_k // len(named))
     limit = min(max(top_k * 4, per_paper * len(ranked) * 2), MAX_CANDIDATES)
     query = None if mode == "lexical" else embed_query(question)
-    own_queries = {pid: text for pid, text in (focus.queries if focus is not None else ()) if pid in ranked}
-    if ranked == named and len(own_queries) >= 2:
-        # Each side of a comparison is searched with its own query, the rankings taking turns.
+    own_queries = [(pid, text) for pid, text in (focus.queries if focus is not None else ()) if pid in ranked]
+    if ranked == named and len({pid for pid, _ in own_queries}) >= 2:
+        # Each side of a comparison is searched with its own query (a paper may have several: one
+        # per other paper when the question relates them), the rankings taking turns.
+        searches = own_queries + [(pid, question) for pid in ranked if pid not in dict(own_queries)]
+        order = list(focus.paper_ids if focus else ())
         rankings = []
-        for pid in sorted(ranked, key=list(focus.paper_ids if focus else ()).index):
-            text = own_queries.get(pid, question)
+        for pid, text in sorted(searches, key=lambda search: order.index(search[0])):
             own = None if mode == "lexical" else embed_query(text)
             paper_hits, ran = rank_hits(
                 question=text,
@@ -786,7 +788,12 @@ def retrieve_passages(
                 sentence_scorer=sentence_scorer,
             )
             rankings.append(paper_hits)
-        hits = [hit for turn in itertools.zip_longest(*rankings) for hit in turn if hit is not None]
+        first: dict[tuple[int, int], Hit] = {}  # each chunk once, where it first came
+        for turn in itertools.zip_longest(*rankings):
+            for hit in turn:
+                if hit is not None:
+                    first.setdefault((hit.paper_id, hit.chunk_index), hit)
+        hits = list(first.values())
     else:
         hits, ran = rank_hits(
             question=question,

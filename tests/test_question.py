@@ -9,6 +9,7 @@ from chat.question import (
     PaperRef,
     analyse_question,
     classify_answer_type,
+    cut_mentions,
     defined_term,
     figure_label,
     first_author,
@@ -153,11 +154,14 @@ def test_key_terms_leave_out_question_words_light_verbs_and_the_named_paper():
     assert analyse("What fanout do the authors use?").key_terms == ("fanout",)
 
 
-def test_a_name_two_papers_share_is_cut_once_from_the_key_terms():
+def test_a_name_two_papers_share_is_cut_once():
     paxos_complex = PaperRef(8, "Paxos Made Moderately Complex", "Robbert van Renesse", 2015)
     papers = [CHUBBY, PAXOS, paxos_complex]
-    analysis = analyse_in(papers, "Where do the storage systems rely on Paxos through Chubby?")
-    assert analysis.key_terms == ("storage", "systems", "rely")
+    question = "Where do the storage systems rely on Paxos through Chubby?"
+    assert cut_mentions(question, papers) == "Where do the storage systems rely on through ?"
+    assert (
+        cut_mentions(question, papers, keep={PAXOS.paper_id}) == "Where do the storage systems rely on Paxos through ?"
+    )
 
 
 # --- follow-ups -----------------------------------------------------------------------------------
@@ -446,10 +450,27 @@ def test_a_pronoun_whose_noun_is_in_an_earlier_part_of_the_question_is_no_follow
     "question",
     ["Compare how GFS and Bigtable use Chubby.", "How do Bigtable, GFS and Chubby depend on each other?"],
 )
-def test_a_question_about_how_named_papers_bear_on_one_another_keeps_every_name_in_its_query(question):
+def test_a_question_about_how_named_papers_bear_on_one_another_searches_each_pair(question):
     analysis = analyse(question)
     assert len(analysis.named_paper_ids) == 3
-    assert analysis.paper_queries == ()  # searched together, one slot per named paper
+    # Each paper once with each other one, the third name cut: Bigtable's passages about GFS and
+    # its passages about Chubby are both found.
+    bigtable = [text for pid, text in analysis.paper_queries if pid == BIGTABLE.paper_id]
+    assert len(bigtable) == 2
+    assert {("GFS" in text, "Chubby" in text) for text in bigtable} == {(True, False), (False, True)}
+    assert all("Bigtable" in text for text in bigtable)
+    assert len(analysis.paper_queries) == 6
+    # The papers' names are what a passage relating them holds: they are key terms.
+    assert {"bigtable", "gfs", "chubby"} <= set(analysis.key_terms)
+
+
+def test_relate_to_asks_how_papers_bear_on_one_another():
+    analysis = analyse("How does Raft relate to Paxos?")
+    assert dict(analysis.paper_queries) == {
+        RAFT.paper_id: "How does Raft relate to Paxos?",
+        PAXOS.paper_id: "How does Raft relate to Paxos?",
+    }
+    assert {"raft", "paxos"} <= set(analysis.key_terms)
 
 
 def test_a_comparison_of_each_paper_on_its_own_gets_a_query_per_paper():

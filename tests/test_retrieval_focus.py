@@ -193,6 +193,23 @@ def test_each_compared_paper_is_searched_with_its_own_query(project, settings):
     assert {(ref.paper_id, ref.page) for ref in each.references} == {(raft.pk, 2), (chubby.pk, 2)}
 
 
+@pytest.mark.django_db
+def test_a_paper_with_several_queries_is_searched_with_each(project, settings):
+    raft, chubby = project({"Raft": [RAFT_ELECTION, RAFT_MEMBERSHIP], "Chubby": [CHUBBY_MASTER, CHUBBY_CACHE]})
+    settings.PROJECT_CHAT_MIN_RELEVANCE = 0.0
+    question = "How do Raft and Chubby bear on each other?"
+    own = (
+        (raft.pk, "How does Raft elect a leader?"),
+        (raft.pk, "How does Raft change its cluster membership?"),
+        (chubby.pk, "How do Chubby clients cache files?"),
+    )
+    focus = Focus((raft.pk, chubby.pk), comparison=True, queries=own)
+    found = retrieve_passages(papers=[raft, chubby], question=question, focus=focus, top_k=4)
+    pages = [(ref.paper_id, ref.page) for ref in found.references]
+    assert sorted(pages) == sorted({(raft.pk, 1), (raft.pk, 2), (chubby.pk, 1), (chubby.pk, 2)})  # each chunk once
+    assert pages[:3] == [(raft.pk, 1), (raft.pk, 2), (chubby.pk, 2)]  # each query's best first, in turn
+
+
 # --- the best sentence of a chunk -----------------------------------------------------------------
 
 
