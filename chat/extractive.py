@@ -1084,6 +1084,15 @@ def first_mentions(candidates: Sequence[Sentence], asked: Sequence[str]) -> list
     return out
 
 
+def names_another(candidate: Sentence, analysis: QuestionAnalysis) -> bool:
+    """Whether *candidate* names a paper of `analysis.related_names` other than its own (as the
+    question calls it, compared by `terms`): "Bigtable uses the distributed Google File System
+    (GFS) to store log and data files" names GFS."""
+    own = set(terms(candidate.matchable))
+    others = [name for pid, name in analysis.related_names if pid != candidate.paper_id]
+    return any(set(terms(name)) and set(terms(name)) <= own for name in others)
+
+
 def cheap_scores(candidates: Sequence[Sentence], analysis: QuestionAnalysis) -> CheapScores:
     """Per candidate, without embeddings: `(lexical, type_match, novelty, states)`; lexical and
     novelty in [0, 1] (see `score_candidates`)."""
@@ -1107,6 +1116,8 @@ def cheap_scores(candidates: Sequence[Sentence], analysis: QuestionAnalysis) -> 
             type_match = max(type_match, 0.0) + INTRO_BONUS
         # A sentence about the paper's own sections names the topic and states nothing about it.
         states = states_fact(candidate.matchable, analysis, asked) and not is_signpost(candidate.text)
+        if analysis.related_names and not names_another(candidate, analysis):
+            states = False  # "GFS provides a location independent namespace" relates GFS to nothing
         out.append((lexical, type_match, novelty, states))
     return out
 
@@ -1201,7 +1212,8 @@ def choose_evidence(scored: Sequence[Scored], analysis: QuestionAnalysis) -> lis
     a second close one not overlapping it, that states the fact when the first does). A paper is
     quoted when its best candidate reaches RELATIVE_BAR of the overall best; when the question
     names papers, the named ones are quoted (and others only if it compares or none of them has
-    evidence); a comparison quotes every named paper and every paper over the bar."""
+    evidence); a comparison quotes every named paper and every paper over the bar, the named papers
+    whose candidates state the fact first, a named one none of whose candidates does once only."""
     ranked = sorted(
         (s for s in scored if s.score >= MIN_SCORE or s.candidate.paper_id in analysis.named_paper_ids),
         key=lambda s: (-s.states, -s.score),
@@ -1225,11 +1237,15 @@ def choose_evidence(scored: Sequence[Scored], analysis: QuestionAnalysis) -> lis
         papers.sort(key=lambda pid: (-by_paper[pid][0].states, -by_paper[pid][0].score))
     else:
         papers = list(dict.fromkeys([*named, *over_bar]))
+        if named and analysis.comparison:
+            papers.sort(key=lambda pid: not by_paper[pid][0].states)  # stable: a paper stating it first
     chosen: list[Scored] = []
     for rank, pid in enumerate(papers):
         first = by_paper[pid][0]
         picked = [first]
         limit = MAX_QUOTES_FIRST if rank == 0 else MAX_QUOTES_OTHER
+        if pid in named and analysis.comparison and not first.states:
+            limit = 1  # a compared paper none of whose candidates states the fact: its closest quote
         for other in by_paper[pid][1:]:
             if len(picked) >= limit:
                 break

@@ -86,6 +86,10 @@ class QuestionAnalysis:
     parts: tuple[QuestionAnalysis, ...] = field(default=())
     # For a question about several named papers, each one's own query (see `paper_queries`).
     paper_queries: tuple[tuple[int, str], ...] = field(default=())
+    # For a question about how named papers bear on one another (`relates_papers`): (paper id, the
+    # name the question calls it by). A passage of one of them states the relation only where it
+    # names another.
+    related_names: tuple[tuple[int, str], ...] = field(default=())
 
 
 # --- answer type ----------------------------------------------------------------------------------
@@ -826,7 +830,10 @@ def analyse_question(question: str, *, history: Sequence[Turn], papers: Sequence
     if len(focus) >= 2 and relates_papers(resolved.query, focus, papers):
         # How papers bear on one another is stated where one names another: "It produces a result
         # equivalent to (multi-)Paxos" relates Raft to Paxos. Their names are key terms here.
-        analysis = replace(analysis, key_terms=key_terms(resolved.query))
+        names = tuple(
+            dict.fromkeys((m.paper_id, resolved.query[m.start : m.end]) for m in mentions(resolved.query, papers))
+        )
+        analysis = replace(analysis, key_terms=key_terms(resolved.query), related_names=names)
     parts = question_parts(analysis, papers)
     return replace(analysis, parts=parts, paper_queries=paper_queries(analysis.query, focus, parts, papers))
 

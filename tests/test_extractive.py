@@ -457,6 +457,32 @@ def test_some_supported_quotes_make_a_partly_answered_status():
     assert answer.text.endswith("No passage retrieved from Paxos states it.")
 
 
+def test_a_passage_relating_named_papers_states_the_relation_only_where_it_names_another():
+    refs = [
+        reference(1, 4, "GFS provides a location independent namespace for load balance.", title="GFS"),
+        reference(2, 4, "GFS client code may break a read into multiple RPCs.", title="GFS"),
+        reference(
+            3, 5, "Bigtable uses the distributed Google File System (GFS) to store log and data files.", "Bigtable"
+        ),
+        reference(4, 5, "Bigtable keeps its data in immutable SSTable files.", title="Bigtable"),
+    ]
+    question = "How do GFS and Bigtable depend on each other?"
+    answer = scored_answer(
+        refs,
+        question,
+        named_paper_ids=(4, 5),
+        comparison=True,
+        key_terms=("gfs", "bigtable", "depend"),
+        related_names=((4, "GFS"), (5, "Bigtable")),
+    )
+    assert answer.status == Status.PARTLY_ANSWERED
+    quotes = [s for s in answer.sentences if not s.not_stated]
+    # Bigtable, which names GFS, first; GFS, which never names Bigtable, once, as unsupported.
+    assert "Google File System (GFS)" in quotes[0].text and quotes[0].supported
+    assert [s.supported for s in quotes if "GFS provides" in s.text or "GFS client" in s.text] == [False]
+    assert answer.text.endswith("No passage retrieved from GFS states it.")
+
+
 def test_a_table_row_answers_with_its_page():
     pages = extract_text(shared_case("results-table.pdf")).pages
     refs = [reference(1, 1, pages[0], title="Benchmark Results for Entity Linkers", page=1)]

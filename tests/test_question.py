@@ -462,6 +462,11 @@ def test_a_question_about_how_named_papers_bear_on_one_another_searches_each_pai
     assert len(analysis.paper_queries) == 6
     # The papers' names are what a passage relating them holds: they are key terms.
     assert {"bigtable", "gfs", "chubby"} <= set(analysis.key_terms)
+    assert dict(analysis.related_names) == {
+        BIGTABLE.paper_id: "Bigtable",
+        GFS.paper_id: "GFS",
+        CHUBBY.paper_id: "Chubby",
+    }
 
 
 def test_relate_to_asks_how_papers_bear_on_one_another():
@@ -475,6 +480,7 @@ def test_relate_to_asks_how_papers_bear_on_one_another():
 
 def test_a_comparison_of_each_paper_on_its_own_gets_a_query_per_paper():
     analysis = analyse("How do Raft and Chubby each use leases?")
+    assert analysis.related_names == ()
     assert dict(analysis.paper_queries) == {
         RAFT.paper_id: "How do Raft each use leases?",
         CHUBBY.paper_id: "How do Chubby each use leases?",
