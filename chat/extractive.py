@@ -1494,7 +1494,9 @@ def compose_answer(
         stating = {s.candidate.paper_id for s in chosen if s.states}
         unstated = [pid for pid in analysis.named_paper_ids if pid not in stating] if analysis.comparison else []
         title_of = {c.paper_id: c.title for c in candidates} | labels
-        unstated_titles = [title_of[pid] for pid in unstated if pid in title_of]
+        quoted_papers = {s.candidate.paper_id for s in chosen}
+        unquoted_titles = [title_of[pid] for pid in unstated if pid in title_of and pid not in quoted_papers]
+        quoted_titles = [title_of[pid] for pid in unstated if pid in title_of and pid in quoted_papers]
         undefined = _undefined_term(analysis, chosen)
         if unanswered or missing or unstated or undefined:
             status = Status.PARTLY_ANSWERED
@@ -1503,8 +1505,11 @@ def compose_answer(
                 gaps.append(f"The quotes mention {undefined}; none says what it is.")
             if missing:
                 gaps.append(f"The papers quoted here do not mention {_listing(missing)}.")
-            if unstated_titles:
-                gaps.append(f"No passage retrieved from {_listing(unstated_titles)} states it.")
+            # Quoted and not stating: said so of the quotes, lest the answer seem to contradict itself.
+            if quoted_titles:
+                gaps.append(f"The passages quoted from {_listing(quoted_titles)} do not state it.")
+            if unquoted_titles:
+                gaps.append(f"No passage retrieved from {_listing(unquoted_titles)} states it.")
             sentences += [AnswerSentence(text=gap, not_stated=True) for gap in gaps]
     else:
         line = not_stated_sentence(analysis, candidates, missing)

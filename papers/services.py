@@ -182,12 +182,13 @@ class UploadBatch:
     def summary(self, *, already: str = "already in your library") -> str:
         """One sentence for all files: "3 added, 1 already in your library, 1 refused: “x.pdf”:
         The file is not a PDF." (a count of none is left out; refusals each name their file and
-        reason, "; " between them)."""
+        reason, a sentence each: "2 refused: “a.pdf”: The file is not a PDF. “b.pdf”: The file is
+        empty.")."""
         parts = [f"{len(self.added)} added"] if self.added else []
         if self.already:
             parts.append(f"{len(self.already)} {already}")
         if self.refused:
-            reasons = "; ".join(f"“{o.filename or 'unnamed file'}”: {o.error.message}" for o in self.refused if o.error)
+            reasons = " ".join(f"“{o.filename or 'unnamed file'}”: {o.error.message}" for o in self.refused if o.error)
             parts.append(f"{len(self.refused)} refused: {reasons}")
         return ", ".join(parts) or "No file was sent."
 

@@ -88,7 +88,9 @@ class AddProjectPapersSerializer(serializers.Serializer[None]):
 
     paper_id = serializers.IntegerField(required=False)
     paper_ids = serializers.ListField(child=serializers.IntegerField(), required=False)
-    file = serializers.FileField(required=False, help_text="A PDF to upload into my library and this project.")
+    file = serializers.FileField(
+        required=False, allow_empty_file=True, help_text="A PDF to upload into my library and this project."
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         given = [key for key in ("paper_id", "paper_ids", "file") if attrs.get(key) not in (None, [])]
@@ -276,7 +278,8 @@ class ProjectMemberView(APIView):
 
 
 class ProjectUploadSerializer(serializers.Serializer[None]):
-    file = serializers.FileField(help_text="A PDF, at most UPLOAD_MAX_BYTES.")
+    # An empty file is the service's to refuse ("not_a_pdf": "The file is empty."), as on /api/library/.
+    file = serializers.FileField(allow_empty_file=True, help_text="A PDF, at most UPLOAD_MAX_BYTES.")
     project_id = serializers.IntegerField(required=False, help_text="The project; my default project when omitted.")
 
 

@@ -10,7 +10,7 @@ from django.views.defaults import server_error
 from chat.models import ChatMessage, ProjectChat
 from papers.models import UserPaper
 from projects.models import Project, ProjectPaper
-from projects.services import add_papers_to_project, create_project
+from projects.services import add_papers_to_project, create_project, find_user
 
 pytestmark = pytest.mark.django_db
 
@@ -205,6 +205,20 @@ def test_signing_up_creates_an_account_and_signs_in(client, django_user_model):
     assert response.url == reverse("projects:list")
     assert django_user_model.objects.filter(username="carol").exists()
     assert client.get(reverse("projects:list")).status_code == HTTPStatus.OK
+
+
+def test_an_account_signed_up_with_an_e_mail_address_can_be_added_by_it(client, django_user_model):
+    fields = {"username": "dana", "email": "Dana@Example.org", "password1": "a-long-pass-phrase-9"}
+    client.post(reverse("signup"), {**fields, "password2": fields["password1"]})
+    assert find_user("dana@example.org").username == "dana"
+
+    # The same address again is refused: adding a member by it must name one account.
+    client.post(reverse("logout"))
+    again = {**fields, "username": "dana2", "password2": fields["password1"]}
+    response = client.post(reverse("signup"), again)
+    assert response.status_code == HTTPStatus.OK
+    assert "Another account has this e-mail address." in response.content.decode()
+    assert not django_user_model.objects.filter(username="dana2").exists()
 
 
 def test_signing_in_and_out(alice, client):

@@ -165,6 +165,19 @@ def test_a_non_pdf_upload_answers_with_a_stable_code(alice, api_client_for, data
     assert not UserPaper.objects.filter(user=alice).exists()
 
 
+@pytest.mark.parametrize("route", ["/api/upload/", "project papers"])
+def test_an_empty_file_uploaded_into_a_project_is_refused_as_not_a_pdf(alice, api_client_for, route):
+    project = create_project(owner=alice, name="Empty files")
+    url = f"/api/projects/{project.pk}/papers/" if route == "project papers" else route
+    fake = SimpleUploadedFile("x.pdf", b"", content_type="application/pdf")
+
+    response = api_client_for(alice).post(url, {"file": fake, "project_id": project.pk}, format="multipart")
+
+    assert response.status_code == HTTPStatus.BAD_REQUEST
+    assert response.json()["error"] == {"code": "not_a_pdf", "message": "The file is empty."}
+    assert not UserPaper.objects.filter(user=alice).exists()
+
+
 def test_two_files_to_the_one_file_upload_are_refused_and_nothing_is_kept(alice, api_client_for, make_pdf):
     files = [SimpleUploadedFile(f"{n}.pdf", make_pdf([f"Paper number {n}."]), "application/pdf") for n in (1, 2)]
 

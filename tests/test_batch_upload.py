@@ -59,12 +59,15 @@ def test_a_bad_file_between_good_ones_loses_nothing_else(alice, make_pdf, client
     files = [
         upload(make_pdf(["Good one."]), "a.pdf"),
         upload(b"", "empty.pdf"),
+        upload(b"plain text", "notes.pdf"),
         upload(make_pdf(["Good two."]), "b.pdf"),
     ]
 
     response = client_for(alice).post(reverse("papers:upload"), {"file": files}, follow=True)
 
-    assert messages_of(response) == ["2 added, 1 refused: “empty.pdf”: The file is empty."]
+    assert messages_of(response) == [
+        "2 added, 2 refused: “empty.pdf”: The file is empty. “notes.pdf”: The file is not a PDF."
+    ]
     assert library_files(alice) == {"a.pdf", "b.pdf"}
     assert Paper.objects.count() == 2 and len(stored(media_root)) == 2
 

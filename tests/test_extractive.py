@@ -453,8 +453,8 @@ def test_some_supported_quotes_make_a_partly_answered_status():
     assert answer.status == Status.PARTLY_ANSWERED
     assert [s.supported for s in answer.sentences if not s.not_stated] == [True, False]
     # The side no quote states is named (a reader sees which half of the comparison is missing).
-    assert [s.text for s in answer.sentences if s.not_stated] == ["No passage retrieved from Paxos states it."]
-    assert answer.text.endswith("No passage retrieved from Paxos states it.")
+    assert [s.text for s in answer.sentences if s.not_stated] == ["The passages quoted from Paxos do not state it."]
+    assert answer.text.endswith("The passages quoted from Paxos do not state it.")
 
 
 def test_a_passage_relating_named_papers_states_the_relation_only_where_it_names_another():
@@ -480,7 +480,7 @@ def test_a_passage_relating_named_papers_states_the_relation_only_where_it_names
     # Bigtable, which names GFS, first; GFS, which never names Bigtable, once, as unsupported.
     assert "Google File System (GFS)" in quotes[0].text and quotes[0].supported
     assert [s.supported for s in quotes if "GFS provides" in s.text or "GFS client" in s.text] == [False]
-    assert answer.text.endswith("No passage retrieved from GFS states it.")
+    assert answer.text.endswith("The passages quoted from GFS do not state it.")
 
 
 def test_a_table_row_answers_with_its_page():
