@@ -1028,10 +1028,11 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
     return head in text_terms if head else near
 
 
-def _type_match(text: str, analysis: QuestionAnalysis, question_terms: set[str]) -> float:
+def _type_match(text: str, analysis: QuestionAnalysis, question_terms: set[str], asked: Sequence[str]) -> float:
+    """How well *text* fits the answer type; *asked* is `asked_terms` of the query (what a count counts)."""
     kind = answer_type(analysis)
     if kind == AnswerType.QUANTITY:
-        return quantity_fit(text, asked_measure(analysis.query), asked_terms(analysis.query))
+        return quantity_fit(text, asked_measure(analysis.query), asked)
     if kind == AnswerType.ENTITY:
         names = {_stem(n.lower()) for n in _NAME.findall(text)}
         return 1.0 if names - question_terms else 0.0
@@ -1102,7 +1103,8 @@ def cheap_scores(candidates: Sequence[Sentence], analysis: QuestionAnalysis) -> 
     qset = set(question_terms)
     # The asked terms without the papers' own names (which key terms leave out): "How does GFS use
     # leases?" asks about leases, and every GFS sentence names GFS.
-    asked = [t for t in asked_terms(analysis.query) if t in qset] or asked_terms(analysis.query)
+    all_asked = asked_terms(analysis.query)  # once, not per candidate
+    asked = [t for t in all_asked if t in qset] or all_asked
     introduces = first_mentions(candidates, asked)
     out = []
     for candidate, intro in zip(candidates, introduces, strict=True):
@@ -1110,7 +1112,7 @@ def cheap_scores(candidates: Sequence[Sentence], analysis: QuestionAnalysis) -> 
         present = set(terms(candidate.matchable))
         lexical = sum(w for t, w in weights.items() if t in present) / mass
         novelty = sum(t not in qset for t in own) / len(own) if own else 0.0
-        type_match = _type_match(candidate.text, analysis, qset)
+        type_match = _type_match(candidate.text, analysis, qset, all_asked)
         if intro and answer_type(analysis) != AnswerType.QUANTITY:
             # Where a passage first names the asked thing it says what it is or does.
             type_match = max(type_match, 0.0) + INTRO_BONUS

@@ -770,10 +770,11 @@ def retrieve_passages(
     limit = min(max(top_k * 4, per_paper * len(ranked) * 2), MAX_CANDIDATES)
     query = None if mode == "lexical" else embed_query(question)
     own_queries = [(pid, text) for pid, text in (focus.queries if focus is not None else ()) if pid in ranked]
-    if ranked == named and len({pid for pid, _ in own_queries}) >= 2:
+    with_own = {pid for pid, _ in own_queries}
+    if ranked == named and len(with_own) >= 2:
         # Each side of a comparison is searched with its own query (a paper may have several: one
         # per other paper when the question relates them), the rankings taking turns.
-        searches = own_queries + [(pid, question) for pid in ranked if pid not in dict(own_queries)]
+        searches = own_queries + [(pid, question) for pid in ranked if pid not in with_own]
         order = list(focus.paper_ids if focus else ())
         rankings = []
         for pid, text in sorted(searches, key=lambda search: order.index(search[0])):
