@@ -673,6 +673,10 @@ _ASKING = frozenset(
     "range number value amount typical typically value values according say says describe "
     "much many long large big fast often small far".split()
 )
+# Verbs of a relation question ("How does NightOwl relate to S2ORC?"): the asked relation, not a topic.
+_RELATING = frozenset(
+    "relate relates related depend depends build builds built based derive derives derived extend extends".split()
+)
 _AUX = r"(?:does|do|did|is|are|was|were|can|could|will|would|should|has|have|had)"
 
 
@@ -1085,13 +1089,28 @@ def first_mentions(candidates: Sequence[Sentence], asked: Sequence[str]) -> list
     return out
 
 
-def names_another(candidate: Sentence, analysis: QuestionAnalysis) -> bool:
-    """Whether *candidate* names a paper of `analysis.related_names` other than its own (as the
-    question calls it, compared by `terms`): "Bigtable uses the distributed Google File System
-    (GFS) to store log and data files" names GFS."""
+def names_paper(candidate: Sentence, paper_id: int, analysis: QuestionAnalysis) -> bool:
+    """Whether *candidate* names paper *paper_id* as the question does (`analysis.related_names`,
+    compared by `terms`): "Bigtable uses the distributed Google File System (GFS) to store log and
+    data files" names GFS."""
     own = set(terms(candidate.matchable))
-    others = [name for pid, name in analysis.related_names if pid != candidate.paper_id]
-    return any(set(terms(name)) and set(terms(name)) <= own for name in others)
+    names = [set(terms(name)) for pid, name in analysis.related_names if pid == paper_id]
+    return any(name and name <= own for name in names)
+
+
+def names_another(candidate: Sentence, analysis: QuestionAnalysis) -> bool:
+    """Whether *candidate* names a paper of `analysis.related_names` other than its own."""
+    others = {pid for pid, _ in analysis.related_names if pid != candidate.paper_id}
+    return any(names_paper(candidate, pid, analysis) for pid in others)
+
+
+def relation_stated_for(paper_id: int, chosen: Sequence[Scored], analysis: QuestionAnalysis) -> bool:
+    """Whether a quote in *chosen* that states the asked relation involves paper *paper_id*: it
+    is that paper's own, or it names the paper. A relation is stated from either side ("NightOwl
+    reuses the GlowNet architecture" answers how NightOwl builds on GlowNet for both papers)."""
+    return any(
+        s.states and (s.candidate.paper_id == paper_id or names_paper(s.candidate, paper_id, analysis)) for s in chosen
+    )
 
 
 def cheap_scores(candidates: Sequence[Sentence], analysis: QuestionAnalysis) -> CheapScores:
@@ -1255,6 +1274,9 @@ def choose_evidence(scored: Sequence[Scored], analysis: QuestionAnalysis) -> lis
             if close and not any(_overlaps(other.candidate, p.candidate) for p in picked):
                 picked.append(other)
         chosen.extend(picked)
+    if analysis.related_names:
+        # A related paper whose side of the relation another quote states needs no quote that does not.
+        chosen = [s for s in chosen if s.states or not relation_stated_for(s.candidate.paper_id, chosen, analysis)]
     return chosen
 
 
@@ -1368,7 +1390,7 @@ def not_stated_sentence(analysis: QuestionAnalysis, candidates: Sequence[Sentenc
         return list(dict.fromkeys(" ".join(run) for run in runs if run))
 
     def discussed(word: str) -> bool:
-        return _stem(word.lower()) in present and word.lower() not in _ASKING
+        return _stem(word.lower()) in present and word.lower() not in _ASKING | _RELATING
 
     topic = phrases(lambda w: discussed(w) and _stem(w.lower()) not in asked) or phrases(discussed)
     subject = _listing(topic[:4]) if topic else "related topics"
@@ -1495,6 +1517,7 @@ def compose_answer(
         # A compared paper with no quote, or none that states the fact: the answer names it.
         stating = {s.candidate.paper_id for s in chosen if s.states}
         unstated = [pid for pid in analysis.named_paper_ids if pid not in stating] if analysis.comparison else []
+        unstated = [pid for pid in unstated if not relation_stated_for(pid, chosen, analysis)]
         title_of = {c.paper_id: c.title for c in candidates} | labels
         quoted_papers = {s.candidate.paper_id for s in chosen}
         unquoted_titles = [title_of[pid] for pid in unstated if pid in title_of and pid not in quoted_papers]

@@ -46,6 +46,12 @@ def scored_answer(refs, question, *, dense=None, **analysis_fields):
     return compose_answer(score_candidates(candidates, analysis, cosines), analysis)
 
 
+def relation_answer(refs, question, names, key_terms):
+    """`scored_answer` for a question relating the papers of *names* ((paper id, name) pairs)."""
+    ids = tuple(pid for pid, _ in names)
+    return scored_answer(refs, question, named_paper_ids=ids, comparison=True, key_terms=key_terms, related_names=names)
+
+
 # --- candidates -----------------------------------------------------------------------------------
 
 
@@ -370,6 +376,17 @@ def test_the_not_stated_line_leaves_out_the_verb_a_question_ends_on():
     assert answer.text.startswith("The papers discuss S2ORC but do not state")
 
 
+def test_the_not_stated_line_leaves_the_verb_of_a_relation_out_of_the_topic():
+    refs = [
+        reference(1, 4, "NightOwl relates low-light frames to one another by optical flow.", title="NightOwl"),
+        reference(2, 5, "S2ORC is a corpus of papers whose full text relates sections to citations.", title="S2ORC"),
+    ]
+    names = ((4, "NightOwl"), (5, "S2ORC"))
+    answer = relation_answer(refs, "How does NightOwl relate to S2ORC?", names, ("nightowl", "relate", "s2orc"))
+    assert answer.status == Status.NOT_STATED
+    assert answer.text.startswith("The papers discuss NightOwl and S2ORC but do not state")
+
+
 def test_the_not_stated_line_names_what_the_papers_discuss_as_the_questions_own_phrases():
     refs = [reference(1, 1, "The full text index is rebuilt every night from the stored papers of each corpus.")]
     answer = scored_answer(refs, "How much energy does the full text index of the corpus use?")
@@ -457,6 +474,10 @@ def test_some_supported_quotes_make_a_partly_answered_status():
     assert answer.text.endswith("The passages quoted from Paxos do not state it.")
 
 
+GFS_BIGTABLE = ((4, "GFS"), (5, "Bigtable"))
+GFS_BIGTABLE_TERMS = ("gfs", "bigtable", "depend")
+
+
 def test_a_passage_relating_named_papers_states_the_relation_only_where_it_names_another():
     refs = [
         reference(1, 4, "GFS provides a location independent namespace for load balance.", title="GFS"),
@@ -466,21 +487,25 @@ def test_a_passage_relating_named_papers_states_the_relation_only_where_it_names
         ),
         reference(4, 5, "Bigtable keeps its data in immutable SSTable files.", title="Bigtable"),
     ]
-    question = "How do GFS and Bigtable depend on each other?"
-    answer = scored_answer(
-        refs,
-        question,
-        named_paper_ids=(4, 5),
-        comparison=True,
-        key_terms=("gfs", "bigtable", "depend"),
-        related_names=((4, "GFS"), (5, "Bigtable")),
-    )
-    assert answer.status == Status.PARTLY_ANSWERED
+    answer = relation_answer(refs, "How do GFS and Bigtable depend on each other?", GFS_BIGTABLE, GFS_BIGTABLE_TERMS)
+    # Bigtable's quote names GFS: it states the relation for both papers, and GFS's own sentences,
+    # which never name Bigtable, are not quoted beside it.
+    assert answer.status == Status.ANSWERED
     quotes = [s for s in answer.sentences if not s.not_stated]
-    # Bigtable, which names GFS, first; GFS, which never names Bigtable, once, as unsupported.
     assert "Google File System (GFS)" in quotes[0].text and quotes[0].supported
-    assert [s.supported for s in quotes if "GFS provides" in s.text or "GFS client" in s.text] == [False]
-    assert answer.text.endswith("The passages quoted from GFS do not state it.")
+    assert all(s.supported for s in quotes)
+    assert "GFS provides" not in answer.text and "GFS client" not in answer.text
+    assert "do not state it" not in answer.text
+
+
+def test_a_relation_no_quote_states_is_said_of_each_related_paper():
+    refs = [
+        reference(1, 4, "GFS provides a location independent namespace for load balance.", title="GFS"),
+        reference(2, 5, "Bigtable keeps its data in immutable SSTable files.", title="Bigtable"),
+    ]
+    answer = relation_answer(refs, "How do GFS and Bigtable depend on each other?", GFS_BIGTABLE, GFS_BIGTABLE_TERMS)
+    assert answer.status == Status.NOT_STATED
+    assert not any(s.supported for s in answer.sentences if not s.not_stated)
 
 
 def test_a_table_row_answers_with_its_page():
