@@ -65,6 +65,17 @@ _IN_YEAR = re.compile(
 )
 _FROM_VENUE = re.compile(r"\b(?:from|at|in|published\s+(?:at|in)|appeared\s+(?:at|in))\s+(?:the\s+)?([A-Z][\w-]+)")
 _MINE = re.compile(r"\b(?:did\s+I\s+(?:write|author)|I\s+(?:wrote|authored)|my\s+(?:own\s+)?papers|by\s+me)\b", re.I)
+# A question about the project's papers as a whole, with no filter and no content: "How many papers
+# are in this project?", "Which papers are here?", "List the papers", "What papers does this project have?".
+_HERE = r"(?:(?:in|of)\s+(?:this|the|my)\s+(?:project|workspace)|(?:in\s+)?here)"
+_WHOLE_PROJECT = re.compile(
+    rf"^\s*(?:(?:how\s+many|which|what)\s+(?:papers|articles|works|publications)"
+    rf"(?:\s+(?:are|is)(?:\s+there)?(?:\s+{_HERE})?|\s+{_HERE}"
+    rf"|\s+(?:does|do)\s+(?:this|the|my)\s+(?:project|workspace)\s+(?:have|hold|contain))?"
+    rf"|(?:list|show)\s+(?:me\s+)?(?:all\s+)?(?:the\s+)?(?:papers|articles)(?:\s+{_HERE})?"
+    rf"|what(?:'s|\s+is)\s+{_HERE})\s*[?.!]?\s*$",
+    re.I,
+)
 # Words that ask about content: a question with one is a filtered retrieval, not a lookup.
 _CONTENT = re.compile(r"\b(?:say|says|said|about|describe|explain|discuss|propose|use|handle|compare)\b", re.I)
 
@@ -126,8 +137,11 @@ def _listing(papers: Sequence[Paper], *, what: str) -> MetadataAnswer:
     if not papers:
         return _answer([], none=f"no paper in this project is {what}.")
     head = f"{len(papers)} paper{'s' if len(papers) != 1 else ''} {'is' if len(papers) == 1 else 'are'} {what}:"
-    lines = [(f"{paper.display_title} ({_year_text(paper)})", [paper]) for paper in papers]
-    return _answer([(head, []), *lines])
+    return _answer([(head, []), *((_listed(paper), [paper]) for paper in papers)])
+
+
+def _listed(paper: Paper) -> str:
+    return f"{paper.display_title} ({_year_text(paper)})"
 
 
 def _year_text(paper: Paper) -> str:
@@ -202,6 +216,10 @@ def answer_from_metadata(
         named = _named(question, papers)
         if named:
             return _answer([(f"{paper.display_title} is from {_year_text(paper)}.", [paper]) for paper in named])
+    if _WHOLE_PROJECT.match(question):
+        count = len(papers)
+        head = f"This project has {count} paper{'s' if count != 1 else ''}"
+        return _answer([(head + (":" if papers else "."), []), *((_listed(paper), [paper]) for paper in papers)])
     if _CONTENT.search(question):
         return None
     if not _PAPERS.search(question):
@@ -257,10 +275,12 @@ def _venue_sentence(paper: Paper) -> str:
 
 def is_metadata_question(question: str) -> bool:
     """Whether *question* asks about metadata in one of the forms `answer_from_metadata` knows (who
-    wrote or first-authored a paper, when or where it was published, how many or which papers are
-    from a year, by an author or the asker, or from a venue), whether or not a pattern can answer
+    wrote or first-authored a paper, when or where it was published, how many or which papers the
+    project holds, or are from a year, by an author or the asker, or from a venue), whether or not a pattern can answer
     it. A question that also asks about content is not one (see `papers_in_scope`)."""
     if _FIRST_AUTHOR.search(question) or _AUTHORS.search(question) or _AUTHORS_OF.search(question):
+        return True
+    if _WHOLE_PROJECT.match(question):
         return True
     if _CONTENT.search(question):
         return False

@@ -526,7 +526,10 @@ _DO_IT = re.compile(r"\b(?:do|does|did)\s+(?:it|that|this|so|the same)(?=\s*[?.!
 _TOPIC_PRONOUN = re.compile(
     r"\b(?:that|this|it|the same(?: thing)?)(?:\s+(?:problem|issue|question|case|feature|mechanism|part|step|"
     r"one|thing|aspect))?(?=\s*[?.!]*\s*$)|\b(?:that|this) (?:problem|issue|question|case|feature|mechanism|"
-    r"aspect)\b|\b(?:that|this)(?=\s+(?:compares?|differs?|relates?)\s+(?:with|to|from)\b)",
+    r"aspect)\b|\b(?:that|this)(?=\s+(?:compares?|differs?|relates?)\s+(?:with|to|from)\b)"
+    # The subject between an auxiliary and the closing verb: "How long did that take?", "What does this cost?"
+    r"|(?:" + "|".join(rf"(?<=\b{aux}\s)" for aux in "did does do is was will would can could".split()) + ")"
+    r"(?:that|this)(?=\s+[a-z]+\s*[?.!]*\s*$)",
     re.IGNORECASE,
 )
 _GENERAL_PAPERS = re.compile(r"\b(?:the|these|both|all(?: the)?) (?:papers|systems|works|studies)\b", re.IGNORECASE)

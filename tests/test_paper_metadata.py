@@ -391,6 +391,30 @@ def test_metadata_questions_are_answered_from_the_database(
     assert answer.status == "answered"
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How many papers are in this project?",
+        "Which papers are here?",
+        "List the papers",
+        "What papers does this project have?",
+        "how many papers are there",
+    ],
+)
+def test_a_question_about_the_projects_papers_lists_them_all(alice, project, library, no_chunk_index, question):
+    answer = answer_question(project=project, user=alice, question=question)
+    assert answer.text.startswith(f"From paper metadata: This project has {len(library)} papers:")
+    assert {ref.paper_id for ref in answer.references} == {paper.pk for paper in library.values()}
+    assert answer.status == "answered"
+
+
+@pytest.mark.parametrize(
+    "question", ["Which papers here mention Paxos?", "How many papers in this project use leases?", "List the papers"]
+)
+def test_only_a_question_about_the_project_as_a_whole_lists_all_its_papers(question):
+    assert metadata_answers.is_metadata_question(question) is (question == "List the papers")
+
+
 def test_a_corrected_year_changes_the_answer_for_the_project_owner(alice, project, library, no_chunk_index):
     correct_paper_metadata(user=alice, paper=library["paxos"], changes={"year": 2006})
     answer = answer_question(project=project, user=alice, question="Which papers are from 2006?")

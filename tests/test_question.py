@@ -189,6 +189,20 @@ def test_that_takes_the_previous_topic_and_the_new_paper():
     assert analysis.key_terms == ("cluster", "membership", "changes")
 
 
+@pytest.mark.parametrize(
+    ("question", "query"),
+    [
+        ("How long did that take?", "How long did cluster membership changes take in Raft?"),
+        ("What does this cost?", "What does cluster membership changes cost in Raft?"),
+    ],
+)
+def test_that_as_the_subject_of_a_closing_verb_is_the_previous_topic(question, query):
+    analysis = analyse(question, MEMBERSHIP)
+    assert analysis.query == query
+    assert analysis.named_paper_ids == (2,)
+    assert {"cluster", "membership", "changes"} <= set(analysis.key_terms)
+
+
 def test_the_second_paper_is_the_second_one_the_previous_turn_named():
     analysis = analyse("And how does the second paper do it?", ELECTION)
     assert analysis.query == "How does Chubby elect a leader?"
