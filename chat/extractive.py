@@ -834,7 +834,9 @@ _REASON = re.compile(
     r"lets?|reduces?|avoids?|prevents?|ensures?|helps?|simplif(?:y|ies)|makes?|improves?|lowers?|minimi[sz]es?|"
     r"tolerates?|benefits?|advantages?|motivat\w*|the reason|why)\b|^to \w+|\bfor \w+ing\b|"
     # a purpose: "The fanout of three was chosen to balance bandwidth against convergence time."
-    r"\b(?:chosen|designed|used|intended|meant|needed|built|added|introduced|picked|selected|set|made) to \w+",
+    # (not a place: "when a new node is added to the system")
+    r"\b(?:chosen|designed|used|intended|meant|needed|built|added|introduced|picked|selected|set|made) to "
+    r"(?!(?:the|a|an|its|their|this|that|these|those|each|every|all|any|one|some)\b)\w+",
     re.I,
 )
 _WHY = re.compile(r"^\s*(?:and\s+|but\s+)?why\b", re.I)

@@ -945,6 +945,11 @@ def test_a_why_question_is_answered_by_a_reason_not_by_naming_the_thing():
     assert "because they tolerate" in answer.text
     naming_only = [reference(1, 1, "Quorbits are small rings of three servers that share one log.", title="Zorblax")]
     assert scored_answer(naming_only, "Why are quorbits used?").status == Status.NOT_STATED
+    # "added to" a place is no purpose ("added to balance the load" is).
+    placed = [reference(1, 1, "When a quorbit is added to the ring, it is given three positions.", title="Zorblax")]
+    assert scored_answer(placed, "Why is a quorbit given three positions?").status == Status.NOT_STATED
+    purpose = [reference(1, 1, "Each quorbit is added to balance the load across the ring.", title="Zorblax")]
+    assert scored_answer(purpose, "Why is a quorbit added?").status == Status.ANSWERED
 
 
 def test_a_what_or_which_question_is_stated_only_by_a_sentence_naming_the_thing_it_asks_for():
