@@ -1446,6 +1446,35 @@ def missing_names(analysis: QuestionAnalysis, texts: Sequence[str], titles: Sequ
     ] + [year for year in _ASKED_YEAR.findall(analysis.query) if not re.search(rf"\b{year}\b", haystack)]
 
 
+# A sentence that opens by pointing back at the one before it ("To address these issues, Dynamo uses a
+# variant of consistent hashing", "This allows ...", "As a result, ..."): alone, the quote hides what it
+# answers to.
+_ANAPHORIC_OPENING = re.compile(
+    r"^(?:(?:this|these|those|such)\b(?!\s+(?:paper|section|work|article|chapter)\b)"
+    r"|(?:to|in order to)\s+(?:address|remedy|solve|overcome|avoid|fix|handle|mitigate|tackle|counter)\s+"
+    r"(?:this|these|those|that|such|both|the\s+(?:above|former|latter))\b"
+    r"|(?:for\s+(?:this|that|these)\s+reasons?|as\s+a\s+result|consequently|therefore|hence)\b)",
+    re.IGNORECASE,
+)
+
+
+def _with_antecedents(chosen: Sequence[Scored], scored: Sequence[Scored]) -> list[Scored]:
+    """*chosen* with each lone sentence that opens by pointing back (`_ANAPHORIC_OPENING`) quoted
+    with the sentence before it (their window among *scored*, keeping the sentence's own flags),
+    unless that sentence is quoted already: "First, the random position assignment of each node on
+    the ring leads to non-uniform data and load distribution. To address these issues, ..." says why."""
+    windows = {(s.candidate.n, s.candidate.block, s.candidate.position): s for s in scored if s.candidate.parts == 2}
+    out: list[Scored] = []
+    for s in chosen:
+        c = s.candidate
+        window = windows.get((c.n, c.block, c.position - 1))
+        if c.parts == 1 and c.kind == "sentence" and window is not None and _ANAPHORIC_OPENING.match(c.text):
+            if not any(_overlaps(window.candidate, other.candidate) for other in chosen if other is not s):
+                s = replace(s, candidate=window.candidate)
+        out.append(s)
+    return out
+
+
 def _with_headers(chosen: Sequence[Scored]) -> list[Scored]:
     """*chosen* with each quoted table row preceded by its table's header line ("Protocol Msgs/s
     Bytes" before "Gossip 940 120"), unless that header is quoted already: a bare row does not say
@@ -1501,7 +1530,8 @@ def compose_answer(
     sub-questions none of them states: the answer is then partly answered and says, for each, that
     the papers do not state it."""
     candidates = [s.candidate for s in scored]
-    chosen = _with_headers(choose_evidence(scored, analysis) if chosen is None else list(chosen))
+    chosen = choose_evidence(scored, analysis) if chosen is None else list(chosen)
+    chosen = _with_headers(_with_antecedents(chosen, scored))
     if not chosen:
         return ExtractiveAnswer(text="", status=Status.NOT_STATED)
     labels = titles or {}

@@ -952,6 +952,26 @@ def test_a_why_question_is_answered_by_a_reason_not_by_naming_the_thing():
     assert scored_answer(purpose, "Why is a quorbit added?").status == Status.ANSWERED
 
 
+def test_a_sentence_pointing_back_is_quoted_with_the_sentence_before_it():
+    text = (
+        "Ring positions are drawn at random. Random positions leave some nodes with far more keys than others. "
+        "To address these issues, Zorblax gives every node several positions on the ring."
+    )
+    answer = scored_answer(
+        [reference(1, 1, text, title="Zorblax")], "Why does Zorblax give every node several positions?"
+    )
+    assert (
+        "“Random positions leave some nodes with far more keys than others. To address these issues, Zorblax "
+        "gives every node several positions on the ring.” [1]"
+    ) in answer.text
+    # A sentence that stands alone is quoted alone.
+    alone = "Ring positions are drawn at random. Zorblax gives every node several positions because it spreads keys."
+    answer = scored_answer(
+        [reference(1, 1, alone, title="Zorblax")], "Why does Zorblax give every node several positions?"
+    )
+    assert "“Zorblax gives every node several positions because it spreads keys.” [1]" in answer.text
+
+
 def test_a_what_or_which_question_is_stated_only_by_a_sentence_naming_the_thing_it_asks_for():
     refs = [
         reference(
