@@ -40,7 +40,7 @@ import numpy as np
 import Stemmer
 
 from chat.citations import neutralise_paper_markers
-from chat.question import AnswerType, QuestionAnalysis, classify_answer_type, defined_term
+from chat.question import AnswerType, QuestionAnalysis, asked_thing, classify_answer_type, defined_term
 from indexing.chunking import dehyphenate, is_heading
 from indexing.lexical import tokenize
 from indexing.retrieval import Reference, caption_pattern
@@ -1022,6 +1022,11 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
         new_name = any(
             _stem(name.casefold()) not in question_words for name in _NAME.findall(text) + _ACRONYM.findall(text)
         )
+        thing = terms(asked_thing(analysis.query) or "")
+        if len(thing) >= 2 and thing[-1] in text_terms and not set(thing[:-1]) <= text_terms:
+            # "Which encryption algorithm ...?" is not stated by "... rely on distributed algorithms":
+            # a sentence naming another kind of the asked thing (its modifier says which kind).
+            return False
         if near and not _ASKS_A_NAME.search(analysis.query):
             return True
         key = set(key_stems(analysis))

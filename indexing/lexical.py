@@ -80,6 +80,37 @@ QUESTION_WORDS = frozenset(
 )
 
 
+def plural_stem(term: str) -> str:
+    """*term* without an English plural ending, by the S-stemmer of Harman ("How effective is
+    suffixing?", JASIS 42(1), 1991): "-ies" -> "-y" unless after "e" or "a", "-es" -> "-e" unless
+    after "a", "e" or "o", "-s" -> "" unless after "u" or "s", the first rule that applies. Only
+    words of letters longer than three are touched ("GFS", "ms" stay)."""
+    if len(term) <= 3 or not term.isalpha():
+        return term
+    if term.endswith("ies") and term[-4] not in "ea":
+        return term[:-3] + "y"
+    if term.endswith("es") and term[-3] not in "aeo":
+        return term[:-1]
+    if term.endswith("s") and term[-2] not in "us":
+        return term[:-1]
+    return term
+
+
+def number_forms(term: str) -> set[str]:
+    """The singular and plural spellings *term* may stand for, itself included: "leases" ->
+    {leases, lease, leasees, ...}; "process" -> {process, processes, ...}. Some are no words; a
+    caller keeps those its vocabulary holds."""
+    if len(term) <= 3 or not term.isalpha():
+        return {term}
+    single = plural_stem(term)
+    forms = {term, single, single + "s", single + "es"}
+    if term.endswith("es"):
+        forms.add(term[:-2])  # "processes" -> "process", which the S-stemmer leaves as "processe"
+    if single.endswith("y"):
+        forms.add(single[:-1] + "ies")
+    return forms
+
+
 def normalise_for_search(text: str) -> str:
     """Ingest normalisation (NFKC, control characters, line-break hyphenation) plus case folding."""
     return dehyphenate(normalise_text(text)).casefold()
@@ -304,6 +335,11 @@ class LexicalIndex:
             scores[self._rows[start:stop]] = self._weights[start:stop]
         return scores
 
+    def _word_scores(self, term: str) -> np.ndarray:
+        """Per row, the BM25 weight of the best of *term* and those of its `number_forms` this index holds."""
+        forms = [term, *sorted(form for form in number_forms(term) - {term} if form in self._vocabulary)]
+        return np.max([self._term_scores(form) for form in forms], axis=0)
+
     def idf(self, term: str) -> float:
         """Lucene's BM25 IDF, log(1 + (N - df + 0.5) / (df + 0.5)); a term absent from the index
         gets the largest value (df = 0): it is the most informative part of the query."""
@@ -311,7 +347,8 @@ class LexicalIndex:
         return _lucene_idf(0 if t is None else int(self._document_frequency[t]), self.size)
 
     def search(self, query: str, *, limit: int, allowed: np.ndarray | None = None) -> list[LexicalMatch]:
-        """The best *limit* chunks for *query* by BM25, best first (ties: lower row first).
+        """The best *limit* chunks for *query* by BM25, best first (ties: lower row first). Each
+        query word counts once, by the best weight among its singular and plural forms (`number_forms`).
 
         *allowed* is a boolean mask over rows; rows outside it are never ranked (metadata filters
         apply before ranking). Only chunks sharing at least one term with the query are returned.
@@ -324,7 +361,9 @@ class LexicalIndex:
         terms = list(dict.fromkeys(tokenize(query)))
         if not terms or not self._weights.size or limit <= 0:
             return []
-        per_term = np.vstack([self._term_scores(term) for term in terms])
+        # A query word matches its singular and plural alike ("How does Chubby use leases?" finds
+        # "the master lease"): each word scores by the best of its forms the chunks hold.
+        per_term = np.vstack([self._word_scores(term) for term in terms])
         scores = per_term.sum(axis=0)
         if allowed is not None:
             scores = np.where(allowed, scores, 0.0)
@@ -332,7 +371,10 @@ class LexicalIndex:
         if candidates.size == 0:
             return []
         if candidates.size > limit:
-            candidates = candidates[np.argpartition(-scores[candidates], limit - 1)[:limit]]
+            # The best *limit*; of the chunks tied at the cut, the lowest rows (`flatnonzero` is in row order).
+            cut = -np.partition(-scores[candidates], limit - 1)[limit - 1]
+            above, tied = candidates[scores[candidates] > cut], candidates[scores[candidates] == cut]
+            candidates = np.concatenate([above, tied[: limit - above.size]])
         candidates = candidates[np.lexsort((candidates, -scores[candidates]))]
         idf = np.array([self.idf(term) for term in terms])
         matched = per_term[:, candidates] > 0

@@ -972,6 +972,14 @@ def test_a_sentence_pointing_back_is_quoted_with_the_sentence_before_it():
     assert "“Zorblax gives every node several positions because it spreads keys.” [1]" in answer.text
 
 
+def test_a_which_question_is_not_stated_by_another_kind_of_the_thing_it_asks_for():
+    question = "Which encryption algorithm does Zorblax use?"
+    other_kind = [reference(1, 1, "Zorblax relies on distributed algorithms taken from Frangipani.", title="Z")]
+    assert scored_answer(other_kind, question).status == Status.NOT_STATED
+    asked_kind = [reference(1, 1, "Zorblax uses the AES encryption algorithm for stored data.", title="Z")]
+    assert scored_answer(asked_kind, question).status == Status.ANSWERED
+
+
 def test_a_what_or_which_question_is_stated_only_by_a_sentence_naming_the_thing_it_asks_for():
     refs = [
         reference(

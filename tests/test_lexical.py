@@ -1,8 +1,9 @@
 """The lexical leg's pure parts: search normalisation (as at ingest), BM25 ranking, coverage."""
 
 import numpy as np
+import pytest
 
-from indexing.lexical import LexicalIndex, tokenize
+from indexing.lexical import LexicalIndex, number_forms, plural_stem, tokenize
 
 
 def docs(*texts: str) -> list[dict[str, str]]:
@@ -38,6 +39,27 @@ def test_the_chunk_holding_the_rare_term_ranks_first():
     assert [m.bm25 for m in found] == sorted((m.bm25 for m in found), reverse=True)
 
 
+@pytest.mark.parametrize(
+    ("word", "stem"),
+    [("leases", "lease"), ("policies", "policy"), ("changes", "change"), ("corpus", "corpus"), ("gfs", "gfs")],
+)
+def test_the_s_stemmer_takes_off_plural_endings_only(word, stem):
+    assert plural_stem(word) == stem
+
+
+def test_a_word_stands_for_its_singular_and_plural():
+    assert {"lease", "leases"} <= number_forms("leases") and {"lease", "leases"} <= number_forms("lease")
+    assert "process" in number_forms("processes") and "processes" in number_forms("process")
+    assert number_forms("ms") == {"ms"}
+
+
+def test_a_query_word_finds_the_chunks_holding_its_other_number_and_covers_them():
+    index = LexicalIndex(docs("the master lease is a few seconds", "clients renew leases", "paxos chooses values"))
+    found = index.search("How does chubby use leases?", limit=5)
+    assert {m.row for m in found} == {0, 1}
+    assert [m.coverage for m in found if m.row == 0] == [m.coverage for m in found if m.row == 1]
+
+
 def test_the_blurb_is_searched_with_the_text():
     index = LexicalIndex([{"text": "the master grants leases", "contextualBlurb": 'From "Chubby"'}])
     assert [m.row for m in index.search("chubby", limit=5)] == [0]
@@ -47,6 +69,11 @@ def test_rows_outside_the_allowed_mask_are_never_ranked():
     index = LexicalIndex(docs("chubby lock service", "chubby chubby chubby", "zookeeper"))
     found = index.search("chubby", limit=5, allowed=np.array([True, False, True]))
     assert [m.row for m in found] == [0]
+
+
+def test_chunks_tied_at_the_limit_are_cut_by_row():
+    index = LexicalIndex(docs("raft", *["paxos"] * 20, "paxos paxos"))
+    assert [m.row for m in index.search("paxos", limit=3)] == [21, 1, 2]
 
 
 def test_only_chunks_sharing_a_term_are_returned():
