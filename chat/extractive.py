@@ -987,7 +987,8 @@ _BOUND = re.compile(
 # ("Which filters ...?" is answered by "papers with no title").
 _ASKS_A_NAME = re.compile(
     r"^\s*(?:(?:and|so|then)\s+)?(?:who|whom|(?:what|which)\s+(?:tools?|systems?|datasets?|models?|librar(?:y|ies)|"
-    r"compan(?:y|ies)|services?|protocols?|languages?|algorithms?|names?|software|parsers?))\b",
+    r"compan(?:y|ies)|services?|protocols?|languages?|algorithms?|names?|software|parsers?|hardware|frameworks?|"
+    r"platforms?|devices?|databases?|formats?|toolkits?|benchmarks?|corpus|corpora|metrics?))\b",
     re.IGNORECASE,
 )
 

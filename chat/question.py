@@ -134,7 +134,9 @@ _DEFINED = re.compile(
 )
 _ENTITY = re.compile(
     r"^(?:who|whom|which|what (?:system|systems|tool|tools|method|methods|dataset|datasets|paper|papers|model|"
-    r"models|algorithm|algorithms|name|language|library|company|service|protocol|technique|data))\b",
+    r"models|algorithm|algorithms|name|language|library|company|service|protocol|technique|data|hardware|"
+    r"software|framework|frameworks|platform|platforms|device|devices|database|databases|format|formats|"
+    r"toolkit|toolkits|benchmark|benchmarks|corpus|corpora|metric|metrics))\b",
     re.IGNORECASE,
 )
 _LEAD_IN = re.compile(r"^(?:according to [^,]+,|in [^,]{1,60},|and|also|so|then|but)\s+", re.IGNORECASE)

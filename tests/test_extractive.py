@@ -972,6 +972,13 @@ def test_a_sentence_pointing_back_is_quoted_with_the_sentence_before_it():
     assert "“Zorblax gives every node several positions because it spreads keys.” [1]" in answer.text
 
 
+def test_a_what_hardware_question_is_stated_by_the_named_hardware():
+    text = "Like SciBERT, Zorbert is pretrained from scratch with the BERT code on a single TPU v3-8 for one week."
+    answer = scored_answer([reference(1, 1, text, title="Zorbert")], "What hardware was Zorbert pretrained on?")
+    assert answer.status == Status.ANSWERED
+    assert "TPU v3-8" in answer.text
+
+
 def test_a_which_question_is_not_stated_by_another_kind_of_the_thing_it_asks_for():
     question = "Which encryption algorithm does Zorblax use?"
     other_kind = [reference(1, 1, "Zorblax relies on distributed algorithms taken from Frangipani.", title="Z")]

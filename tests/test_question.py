@@ -139,6 +139,8 @@ def test_a_question_about_one_paper_is_no_comparison(question):
         ("Define linearizability", AnswerType.DEFINITION),
         ("Which system stores its logs in GFS?", AnswerType.ENTITY),
         ("Who wrote the Chubby paper?", AnswerType.ENTITY),
+        ("What hardware was SciBERT pretrained on?", AnswerType.ENTITY),
+        ("What framework is the model built with?", AnswerType.ENTITY),
         ("Does ZooKeeper use locks?", AnswerType.YES_NO),
         ("How does Raft elect a leader?", AnswerType.MECHANISM),
         ("Why does Chubby use coarse-grained locks?", AnswerType.MECHANISM),
