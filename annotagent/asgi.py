@@ -11,6 +11,7 @@ django_asgi_app = get_asgi_application()
 from channels.auth import AuthMiddlewareStack  # noqa: E402  (needs the app registry)
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
+from annotagent.http import fill_reason_phrases  # noqa: E402
 from annotagent.origins import SameOriginValidator  # noqa: E402
 from chat.routing import websocket_urlpatterns  # noqa: E402
 from indexing.embedding_server import start_embedding_server  # noqa: E402
@@ -18,6 +19,7 @@ from mcp_server.http import with_mcp  # noqa: E402
 
 # `manage.py ask` borrows this process's loaded model instead of loading its own.
 start_embedding_server()
+fill_reason_phrases()
 
 application = ProtocolTypeRouter(
     {

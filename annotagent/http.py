@@ -54,3 +54,15 @@ def login_or_token_required(view: Callable[..., HttpResponseBase]) -> Callable[.
         return protected(request, *args, **kwargs)
 
     return wrapped
+
+
+def fill_reason_phrases() -> None:
+    """Give Daphne's HTTP server (Twisted) the reason phrase of every status Python knows and it
+    does not: Twisted has none for 429, so a `slow_down` refusal went out as "429 Unknown Status"
+    instead of "429 Too Many Requests" (RFC 6585, section 4). Does nothing without Twisted."""
+    try:
+        from twisted.web import http as twisted_http
+    except ImportError:  # served by another ASGI server
+        return
+    for status in HTTPStatus:
+        twisted_http.RESPONSES.setdefault(status.value, status.phrase.encode("ascii"))

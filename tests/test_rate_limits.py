@@ -84,3 +84,15 @@ def test_a_refusal_names_the_wait_after_which_the_next_try_is_allowed(alice, set
             check_user_rate(user_id=alice.pk, action="question", now=start + 0.4 + wait - 1.5)
     else:  # at the named time the try goes through
         check_user_rate(user_id=alice.pk, action="question", now=start + 0.4 + wait + 0.5)
+
+
+def test_daphne_sends_429_with_its_reason_phrase():
+    from twisted.web.http import Request
+    from twisted.web.test.requesthelper import DummyChannel
+
+    from annotagent.http import fill_reason_phrases
+
+    fill_reason_phrases()  # as annotagent.asgi does when Daphne loads it
+    request = Request(DummyChannel())
+    request.setResponseCode(HTTPStatus.TOO_MANY_REQUESTS)
+    assert request.code_message == b"Too Many Requests"
