@@ -97,6 +97,8 @@ def test_ingesting_again_with_force_rebuilds_the_chunks_under_a_new_version(inge
     )
     rebuilt = Paper.objects.get()
     assert "Indexed 1, already ready 0" in out.getvalue()
+    # Not a terminal: each line ends in a newline, none is rewritten in place.
+    assert "\r" not in out.getvalue() and "    ready: " in out.getvalue()
     assert rebuilt.index_version != ingested.index_version
     # One set of chunks, all of the new version: the old ones went once the new ones were live.
     assert chunk_store.count_documents({"paperId": ingested.pk}) == before

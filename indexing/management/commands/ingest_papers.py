@@ -32,10 +32,13 @@ class Command(BaseCommand):
         def on_file(path: Path, number: int, total: int) -> None:
             self.stdout.write(f"[{number}/{total}] {path.name}")
 
+        # Progress within a file rewrites one terminal line; piped or logged, it would run the lines together.
+        live = self.stdout.isatty()
+
         def progress(event: IndexProgress) -> None:
-            if event.stage == "parsing" and event.message:
+            if event.stage == "parsing" and event.message and live:
                 self.stdout.write(f"    {event.message}", ending="\r")
-            elif event.stage == "embedding":
+            elif event.stage == "embedding" and live:
                 self.stdout.write(f"    embedded {event.done_chunks}/{event.chunks} chunks", ending="\r")
             elif event.stage == "done":
                 self.stdout.write(self.style.SUCCESS(f"    ready: {event.pages} pages, {event.chunks} chunks"))
