@@ -42,8 +42,9 @@ from indexing.pdfparse import normalise_text
 from papers.fulltext import STOPWORDS
 
 # The version of `tokenize`: statistics stored under another version are not used (they are made
-# again from the chunk texts). Bump it with any change to what `tokenize` returns.
-TOKENIZER_VERSION = 1
+# again from the chunk texts). Bump it with any change to what `tokenize` returns (2: typeset accents
+# are put back on their letters, `indexing.pdfparse.normalise_text`).
+TOKENIZER_VERSION = 2
 # BM25 parameters: bm25s's defaults, which the index used before it scored on its own.
 K1 = 1.5
 B = 0.75

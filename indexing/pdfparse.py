@@ -109,11 +109,27 @@ def needs_ocr(text: str, facts: PageFacts) -> bool:
     return (chars == 0 and coverage > 0) or (coverage >= SCAN_IMAGE_COVERAGE and chars < SCAN_MAX_CHARS)
 
 
+# A spacing accent typeset over a letter ("Fa\u00a8rber", "Me\u00b4ry", "na\u00a8\u0131ve" as TeX
+# draws them) is, after NFKC, a space and a combining mark: the mark goes back on its letter, on the
+# dotless i or j it stands before (TeX's \"\i is "ï"), else on the letter before it.
+_LOOSE_ACCENT = re.compile(r"(?P<base>[^\W\d_]) (?P<mark>[\u0300-\u036f])(?P<dotless>[\u0131\u0237])?")
+_DOTTED = {"\u0131": "i", "\u0237": "j"}
+
+
+def _attach_accent(match: re.Match[str]) -> str:
+    if match["dotless"]:
+        return match["base"] + _DOTTED[match["dotless"]] + match["mark"]
+    return match["base"] + match["mark"]
+
+
 def normalise_text(text: str) -> str:
-    """Drop unmapped glyph codes ("(cid:12)"), NFKC-normalise, drop control characters and soft
-    hyphens, collapse runs of spaces. Newlines are kept."""
+    """Drop unmapped glyph codes ("(cid:12)"), NFKC-normalise, put typeset accents back on their
+    letters ("Fa¨rber" -> "Färber"), drop control characters and soft hyphens, collapse runs of
+    spaces. Newlines are kept."""
     text = _CID.sub("", text)
     text = unicodedata.normalize("NFKC", text)
+    if _LOOSE_ACCENT.search(text):
+        text = unicodedata.normalize("NFC", _LOOSE_ACCENT.sub(_attach_accent, text))
     text = text.replace("\u00ad", "")
     text = re.sub(r"[\x00-\x08\x0b-\x1f\x7f]", "", text)
     text = re.sub(r"[ \t\u00a0]+", " ", text)

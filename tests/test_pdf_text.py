@@ -15,6 +15,18 @@ def test_ligatures_read_as_plain_letters():
     assert normalise_text("the \ufb01le system") == "the file system"
 
 
+def test_typeset_accents_go_back_on_their_letters():
+    assert normalise_text("Saier and Fa\u00a8rber (2019)") == "Saier and F\u00e4rber (2019)"
+    assert normalise_text("D. Me\u00b4ry, Eds.") == "D. M\u00e9ry, Eds."
+    assert normalise_text("this was na\u00a8\u0131ve") == "this was na\u00efve"  # TeX's \\"\\i
+    assert normalise_text("a spacing \u00a8 alone") == "a spacing \u0308 alone"
+
+
+def test_s2orc_names_faerber_whole():
+    text = "\n".join(extract_text(shared_paper("scholarly-reading/s2orc.pdf")).pages)
+    assert "F\u00e4rber" in text and "Fa \u0308rber" not in text
+
+
 def test_unmapped_glyph_codes_are_dropped_never_guessed_as_ligatures():
     assert normalise_text("ef(cid:2)cient (cid:3)ow (cid:99)x") == "efcient ow x"
 
