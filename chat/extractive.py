@@ -907,7 +907,9 @@ def asked_measure(question: str) -> str:
 # Nouns for the people a study counts: "How many people took part?" is answered by "We recruited a
 # total of ten participants".
 _PEOPLE = frozenset(
-    _stem(w) for w in "people person persons participant participants user users volunteer volunteers".split()
+    _stem(w)
+    for w in "people person persons participant participants user users volunteer volunteers "
+    "respondent respondents annotator annotators worker workers interviewee interviewees".split()
 )
 
 
@@ -1002,7 +1004,8 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
     if given and not given & {(q.low, q.high) for q in quantities(text)}:
         return False
     text_terms = set(terms(text))
-    near = not asked or any(t in text_terms for t in asked)
+    # People are one thing: "How many people took part?" is near "We recruited 48 participants".
+    near = not asked or any(t in text_terms for t in asked) or bool(_PEOPLE & set(asked) and _PEOPLE & text_terms)
     kind = answer_type(analysis)
     if kind == AnswerType.QUANTITY:
         measure = asked_measure(analysis.query)

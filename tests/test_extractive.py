@@ -748,6 +748,19 @@ def test_a_quantity_question_says_what_it_measures(question, measure):
     assert asked_measure(question) == measure
 
 
+def test_a_count_of_people_states_how_many_people_under_any_noun_for_them():
+    refs = [
+        reference(1, 4, "The field study enrolled 112 office workers across three offices.", title="Glare"),
+        reference(2, 5, "We recruited 48 participants from a university campus.", title="Night reading"),
+    ]
+    answer = scored_answer(
+        refs, "How many people took part in the two studies?", named_paper_ids=(4, 5), comparison=True
+    )
+    assert answer.status == Status.ANSWERED
+    assert "112 office workers" in answer.text and "48 participants" in answer.text
+    assert "do not state" not in answer.text
+
+
 def test_a_number_in_the_wrong_unit_does_not_answer_a_quantity_question():
     assert quantity_fit("By default, we store three replicas.", "count") == 0.5
     # A count in words counts when it counts what the question asks about ("people" being any of
