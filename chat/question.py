@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -438,6 +439,41 @@ def named_papers(text: str, papers: Sequence[PaperRef]) -> tuple[int, ...]:
     return tuple(dict.fromkeys(mention.paper_id for mention in mentions(text, papers)))
 
 
+def by_name(text: str, papers: Sequence[PaperRef]) -> str:
+    """*text* with each paper it names by its first author's surname named by the paper's short
+    name instead ("What did Hunt et al. measure?" -> "What did ZooKeeper measure?"): a surname says
+    which paper, not what it is about, and the passages, which seldom print it, are searched by
+    what the paper is about. A paper without a short name keeps its surname; so does a surname
+    that several papers share ("Lo et al." wrote two)."""
+    by_id = {paper.paper_id: paper for paper in papers}
+    found = mentions(text, papers)
+    spans = Counter((m.start, m.end) for m in found)
+    for mention in reversed(found):
+        paper = by_id[mention.paper_id]
+        name = _proper_name(paper)
+        said = text[mention.start : mention.end]
+        author = surname(paper.first_author)
+        if spans[(mention.start, mention.end)] > 1 or not name or not author or author not in said:
+            continue
+        if re.sub(rf"{_ET_AL}|['\u2019]s\b|\s+(?:paper|article|work)$|^the\s+", "", said).strip() != author:
+            continue  # named by title or short name ("the Raft paper"), not by surname
+        possessive = "'s" if re.search(r"['\u2019]s\b", said) else ""
+        text = text[: mention.start] + name + possessive + text[mention.end :]
+    return text
+
+
+def _proper_name(paper: PaperRef) -> str | None:
+    """*paper*'s first short name when it is a proper name, not merely the title's first word: the
+    name before the title's colon ("ZooKeeper: ..."), a coined form ("S2ORC", "PaperMage") or a
+    capitalised word inside the title ("The Chubby lock service ...")."""
+    names = paper_names(paper)
+    if not names:
+        return None
+    name, title = names[0], " ".join(paper.title.split())
+    inside = name in re.findall(r"[\w\u2019'-]+", title)[1:]
+    return name if title.startswith(f"{name}:") or _DISTINCT_WORD.match(name) or inside else None
+
+
 def display_name(paper: PaperRef) -> str:
     """How a rewritten question calls *paper*: its first short name, else its title."""
     names = paper_names(paper)
@@ -816,6 +852,7 @@ def analyse_question(question: str, *, history: Sequence[Turn], papers: Sequence
     docstring); `rewritten` says so. Pure: no model, no database.
     """
     resolved = _resolve(question, history, papers)
+    resolved = replace(resolved, query=by_name(resolved.query, papers))
     rewritten = resolved.query != question.strip()
     focus = resolved.focus
     if not focus and len(papers) == 2 and is_broad(resolved.query):

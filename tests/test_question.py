@@ -321,6 +321,28 @@ def test_a_paper_named_only_by_its_first_authors_surname_is_focused(question, na
     assert "et" not in analysis.key_terms and "al" not in analysis.key_terms
 
 
+ZOOKEEPER_BY_HUNT = PaperRef(9, "ZooKeeper: Wait-free coordination for Internet-scale systems", "Patrick Hunt", 2010)
+PAPERMAGE_BY_LO = PaperRef(10, "PaperMage: A Unified Toolkit for Scientific Documents", "Kyle Lo", 2023)
+
+
+@pytest.mark.parametrize(
+    ("question", "query"),
+    [
+        ("What did Hunt et al. measure?", "What did ZooKeeper measure?"),
+        ("What is Hunt et al.'s main claim?", "What is ZooKeeper's main claim?"),
+        ("According to Hunt, what is a znode?", "According to ZooKeeper, what is a znode?"),
+        # Two papers by Lo: the surname names both, and stays.
+        ("What did Lo et al. build?", "What did Lo et al. build?"),
+        # No proper short name ("Calibrating" is only the title's first word): the surname stays.
+        ("What did Okafor et al. measure?", "What did Okafor et al. measure?"),
+    ],
+)
+def test_a_paper_named_by_its_first_authors_surname_is_searched_by_its_own_name(question, query):
+    analysis = analyse_in([S2ORC, TRUST, ZOOKEEPER_BY_HUNT, PAPERMAGE_BY_LO], question)
+    assert analysis.query == query
+    assert analysis.named_paper_ids
+
+
 @pytest.mark.parametrize(
     ("authors", "first"),
     [
