@@ -539,11 +539,28 @@ class HeadLayout(TypedDict):
     margin: str
 
 
+def _low(values: Sequence[float], share: float = 0.01) -> float:
+    """The value *share* of the way up *values* sorted (its 1st percentile by default)."""
+    ordered = sorted(values)
+    return float(ordered[int(share * (len(ordered) - 1))])
+
+
 def head_layout(page: Any) -> HeadLayout:
     """The HeadLayout of *page* (one pdfplumber page): words grouped into rows of one glyph size."""
     x0, _, x1, _ = page.bbox
     words = page.extract_words(x_tolerance_ratio=X_TOLERANCE_RATIO, extra_attrs=["size"])
-    inside = [w for w in words if w.get("upright", True) and w["x0"] >= x0 + MARGIN and w["x1"] <= x1 - MARGIN]
+    upright = [w for w in words if w.get("upright", True)]
+    # Words with letters: line numbers in a review copy's margin are digits alone.
+    lettered = [w for w in upright if re.search(r"[^\W\d_]", w["text"])]
+    if lettered:
+        # A page set with narrow margins (1 cm) starts its lines inside MARGIN: the margin is then
+        # what lies outside nearly all of its text, so a title's first and last words stay in it.
+        left = min(MARGIN, _low([w["x0"] - x0 for w in lettered]) - 1)
+        right = min(MARGIN, _low([x1 - w["x1"] for w in lettered]) - 1)
+        x0, x1 = x0 + max(left, 0.0), x1 - max(right, 0.0)
+    else:
+        x0, x1 = x0 + MARGIN, x1 - MARGIN
+    inside = [w for w in upright if x0 <= w["x0"] and w["x1"] <= x1]
     grouped: dict[tuple[int, float], list[dict[str, Any]]] = {}
     for word in inside:
         grouped.setdefault((round(word["top"] / 2), round(float(word["size"]), 1)), []).append(word)
@@ -558,7 +575,7 @@ def head_layout(page: Any) -> HeadLayout:
         rows.append(
             {"top": round(min(w["top"] for w in row), 1), "size": size, "segments": [" ".join(s) for s in segments]}
         )
-    edge = [c for c in page.chars if not c.get("upright", True) or c["x0"] < x0 + MARGIN or c["x1"] > x1 - MARGIN]
+    edge = [c for c in page.chars if not c.get("upright", True) or c["x0"] < x0 or c["x1"] > x1]
     forward = "".join(c["text"] for c in sorted(edge, key=lambda c: (round(c["x0"]), c["top"])))
     backward = "".join(c["text"] for c in sorted(edge, key=lambda c: (round(c["x0"]), -c["top"])))
     return {"rows": rows, "margin": normalise_text(f"{forward}\n{backward}")}

@@ -27,6 +27,25 @@ def test_s2orc_names_faerber_whole():
     assert "F\u00e4rber" in text and "Fa \u0308rber" not in text
 
 
+def test_a_title_set_inside_narrow_margins_keeps_its_first_and_last_words(tmp_path):
+    from fpdf import FPDF
+
+    pdf = FPDF()  # margins of 1 cm: every line starts 28 pt from the page edge
+    pdf.add_page()
+    pdf.set_font("Helvetica", "B", 18)
+    title = "HydroNet: Predicting Urban Flash Flooding with Graph Neural Networks"
+    pdf.multi_cell(0, 9, title, align="C", new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("Helvetica", "", 12)
+    pdf.multi_cell(0, 6, "Maria Smith, John Okafor", align="C", new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("Helvetica", "", 10)
+    pdf.multi_cell(0, 5, "Abstract. " + "We predict street-level flash flooding from rain gauges and drains. " * 8)
+    path = tmp_path / "hydronet.pdf"
+    pdf.output(str(path))
+    metadata = extract_metadata(extract_text(path))
+    assert metadata.title == title
+    assert metadata.authors == ("Maria Smith", "John Okafor")
+
+
 def test_unmapped_glyph_codes_are_dropped_never_guessed_as_ligatures():
     assert normalise_text("ef(cid:2)cient (cid:3)ow (cid:99)x") == "efcient ow x"
 
