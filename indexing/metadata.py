@@ -83,9 +83,10 @@ _PROCEEDINGS = re.compile(
     r"(?:^|\bIn )(Proceedings of (?:the )?[^\n]+?)(?:,\s*pages\s*(\d+\s*[\u2013-]\s*\d+)|,|\.|\n|$)", re.MULTILINE
 )
 _SHORT_VENUE = re.compile(r"\(([A-Z][A-Za-z]*[A-Z][A-Za-z]*)\s*['\u2019\u2018]\s*(\d{2})\)")
+# "Journal of X, Vol. 9", "Journal of X, vol. 9, 2023", "Journal of X, 2019".
 _JOURNAL = re.compile(
     r"((?:Journal of|ACM Transactions on|IEEE Transactions on|Communications of the)[^,\n]{3,80}),?\s*"
-    r"Vol(?:ume|\.)?\s*(\d+)",
+    r"(?:[Vv]ol(?:ume|\.)?\s*(\d+)|(?=(?:19|20)\d\d\b))",
 )
 _ACM_REFERENCE = re.compile(
     r"ACM Reference Format:\s*(.+?)\.\s*((?:19|20)\d\d)\.\s*(.+?)\.\s*In\s+(.+?)(?=\s*\(|,\s*[A-Z][a-z]+ \d|\.)",
@@ -335,7 +336,7 @@ def find_venue(page: str, *, acm: re.Match[str] | None) -> tuple[str, str, str, 
     if journal := _JOURNAL.search(page):
         rest = page[journal.start() : journal.start() + 200]
         years = _YEAR.findall(rest)
-        return journal.group(1).strip(), journal.group(2), "", int(years[0]) if years else None
+        return journal.group(1).strip(), journal.group(2) or "", "", int(years[0]) if years else None
     return "", "", "", None
 
 

@@ -16,6 +16,7 @@ from fpdf import FPDF
 from chat import metadata_answers
 from chat.services import answer_question
 from indexing.metadata import PaperMetadata
+from indexing.metadata import extract_metadata as metadata_of
 from indexing.pdf import extract_metadata, extract_text
 from indexing.services import take_metadata
 from papers.metadata import MetadataFilter, doc_key, same_person
@@ -99,6 +100,19 @@ def test_page_one_layout_gives_title_authors_without_markers_and_the_printed_yea
     assert metadata.arxiv_id == "1234.56789"
     assert metadata.abstract.startswith("The consensus problem involves")
     assert metadata.sources["year"] == "pdf"
+
+
+@pytest.mark.parametrize(
+    ("line", "venue", "volume", "year"),
+    [
+        ("Journal of Hydroinformatics Systems, vol. 9, 2023", "Journal of Hydroinformatics Systems", "9", 2023),
+        ("Journal of Occupational Health Studies, 2019", "Journal of Occupational Health Studies", "", 2019),
+    ],
+)
+def test_a_journal_line_gives_venue_and_year_over_the_files_date(line, venue, volume, year):
+    page = f"Sleep Loss in Night-Shift Nurses\nAisha Rahman, Lars Berg\n{line}\nAbstract\nWe followed 64 nurses."
+    metadata = metadata_of(pages=[page], info={"CreationDate": "D:20261204084028Z"})
+    assert (metadata.venue, metadata.volume, metadata.year) == (venue, volume, year)
 
 
 def test_without_a_printed_year_the_file_date_is_used(tmp_path, make_pdf):
