@@ -893,7 +893,9 @@ _MEASURE_WORDS: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
         re.compile(r"\b(?:dollars?|usd|euros?|prices?|how much money|paid|pay|charged?|compensat\w*)\b|\$", re.I),
         frozenset({"$", "€", "£"}),
     ),
-    ("count", re.compile(r"\b(?:how many|number of|count of)\b", re.IGNORECASE), frozenset({""})),
+    # A count per something is a rate, which may be a fraction: "How many lapses per test ...?" is
+    # answered by "rose from 2.1 to 4.8 per test" (then any number will do).
+    ("count", re.compile(r"\b(?:how many|number of|count of)\b(?![^?.,;]*\bper\b)", re.IGNORECASE), frozenset({""})),
 )
 
 

@@ -741,11 +741,18 @@ def test_comparing_the_two_papers_of_a_two_paper_project_with_evidence_from_one_
         ("How much energy does a GFS chunkserver use?", "power"),
         ("How many replicas of each chunk does GFS store?", "count"),
         ("Compare the sample sizes of the two papers", "size"),
+        ("How many lapses per test did the nurses have?", ""),
         ("What F1 score does Marlin reach?", ""),
     ],
 )
 def test_a_quantity_question_says_what_it_measures(question, measure):
     assert asked_measure(question) == measure
+
+
+def test_a_count_per_something_is_stated_by_a_fractional_rate():
+    refs = [reference(1, 1, "Lapses (responses slower than 500 ms) rose from 2.1 to 4.8 per test.", title="Nurses")]
+    answer = scored_answer(refs, "How many lapses per test did nurses have?")
+    assert answer.status == Status.ANSWERED
 
 
 def test_a_count_of_people_states_how_many_people_under_any_noun_for_them():
