@@ -98,7 +98,8 @@ def check_question(text: object) -> str:
     """The question to ask, from what a client sent: stripped of surrounding space, its NUL and other
     control characters (PostgreSQL cannot store NUL in text) read as spaces, so "chunk\x00size"
     stays two words; tabs and newlines are kept. Raises QuestionError when it is not a
-    string, is empty, holds lone surrogates, or is longer than MAX_QUESTION_CHARS."""
+    string, is empty, has no letter or digit ("?!?"), holds lone surrogates, or is longer than
+    MAX_QUESTION_CHARS."""
     if text is None:
         raise QuestionError("A question needs a non-empty text.")
     if not isinstance(text, str):
@@ -106,6 +107,8 @@ def check_question(text: object) -> str:
     text = _CONTROL.sub(" ", text).strip()
     if not text:
         raise QuestionError("A question needs a non-empty text.")
+    if not re.search(r"[^\W_]", text):  # "?!?" asks nothing (and would be read as a follow-up)
+        raise QuestionError("A question needs at least one word.")
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates: valid JSON escapes, but not storable text

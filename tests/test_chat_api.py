@@ -90,6 +90,7 @@ def test_an_anonymous_client_cannot_ask(indexed_project):
     [
         ({}, "invalid_question"),
         ({"question": "   "}, "invalid_question"),
+        ({"question": "?!?"}, "invalid_question"),
         ({"question": ["a list"]}, "invalid_question"),
         ({"question": "x" * 5000}, "question_too_long"),
     ],
