@@ -455,7 +455,9 @@ def test_the_library_copilot_refuses_mentions_of_other_users_items(
 ):
     paper = add_paper(alice, title="Private")
     response = api_client_for(mallory).post(
-        reverse("api:library-copilot"), {"text": "?", "mentions": [{"type": "paper", "id": paper.pk}]}, format="json"
+        reverse("api:library-copilot"),
+        {"text": "Summarise it.", "mentions": [{"type": "paper", "id": paper.pk}]},
+        format="json",
     )
     assert response.status_code == HTTPStatus.NOT_FOUND
     assert openai_stub.requests == []
