@@ -997,6 +997,12 @@ _ASKS_A_NAME = re.compile(
 )
 
 
+@lru_cache(maxsize=4096)
+def _asked_thing_terms(query: str) -> tuple[str, ...]:
+    """`terms` of the thing *query* asks for (`asked_thing`): once per question, not per candidate."""
+    return tuple(terms(asked_thing(query) or ""))
+
+
 def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> bool:
     """Whether *text* holds the kind of fact asked for: for a quantity, a number with one of the
     *asked* terms in the same text; for other questions, one of the asked terms at all. A number
@@ -1028,7 +1034,7 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
         new_name = any(
             _stem(name.casefold()) not in question_words for name in _NAME.findall(text) + _ACRONYM.findall(text)
         )
-        thing = terms(asked_thing(analysis.query) or "")
+        thing = _asked_thing_terms(analysis.query)
         if len(thing) >= 2 and thing[-1] in text_terms and not set(thing[:-1]) <= text_terms:
             # "Which encryption algorithm ...?" is not stated by "... rely on distributed algorithms":
             # a sentence naming another kind of the asked thing (its modifier says which kind).

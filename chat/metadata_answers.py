@@ -28,6 +28,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.template.defaultfilters import pluralize
+
 from annotagent import llm
 from chat.extractive import Status
 from chat.prompts import Turn, build_metadata_messages
@@ -136,8 +138,13 @@ def _page_one(paper: Paper, n: int, text: str) -> Reference:
 def _listing(papers: Sequence[Paper], *, what: str) -> MetadataAnswer:
     if not papers:
         return _answer([], none=f"no paper in this project is {what}.")
-    head = f"{len(papers)} paper{'s' if len(papers) != 1 else ''} {'is' if len(papers) == 1 else 'are'} {what}:"
+    head = f"{_papers(len(papers))} {'is' if len(papers) == 1 else 'are'} {what}:"
     return _answer([(head, []), *((_listed(paper), [paper]) for paper in papers)])
+
+
+def _papers(count: int) -> str:
+    """ "1 paper", "3 papers"."""
+    return f"{count} paper{pluralize(count)}"
 
 
 def _listed(paper: Paper) -> str:
@@ -218,7 +225,7 @@ def answer_from_metadata(
             return _answer([(f"{paper.display_title} is from {_year_text(paper)}.", [paper]) for paper in named])
     if _WHOLE_PROJECT.match(question):
         count = len(papers)
-        head = f"This project has {count} paper{'s' if count != 1 else ''}"
+        head = f"This project has {_papers(count)}"
         return _answer([(head + (":" if papers else "."), []), *((_listed(paper), [paper]) for paper in papers)])
     if _CONTENT.search(question):
         return None
@@ -230,7 +237,7 @@ def answer_from_metadata(
     chosen = filter_papers(papers, criteria)
     if _COUNT.search(question):
         count = len(chosen)
-        head = f"{count} paper{'s' if count != 1 else ''} in this project {'is' if count == 1 else 'are'} {what}"
+        head = f"{_papers(count)} in this project {'is' if count == 1 else 'are'} {what}"
         return _answer([(head + (":" if chosen else "."), []), *((paper.display_title, [paper]) for paper in chosen)])
     return _listing(chosen, what=what)
 

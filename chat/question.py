@@ -470,7 +470,7 @@ def _proper_name(paper: PaperRef) -> str | None:
     if not names:
         return None
     name, title = names[0], " ".join(paper.title.split())
-    inside = name in re.findall(r"[\w\u2019'-]+", title)[1:]
+    inside = name in _title_words(title)[1:]
     return name if title.startswith(f"{name}:") or _DISTINCT_WORD.match(name) or inside else None
 
 
