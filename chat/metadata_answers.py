@@ -53,7 +53,8 @@ _YEAR_OF = re.compile(
     r"\b(?:when\s+(?:was|is)|(?:in\s+)?(?:what|which)\s+year\s+(?:was|is))\b.*\b(?:published|written|out)\b", re.I
 )
 _COUNT = re.compile(r"\bhow\s+many\s+(?:papers|articles|works)\b", re.I)
-_BY = re.compile(rf"\b(?:by|from\s+author|authored\s+by|written\s+by)\s+{_NAME}")
+# "by Ghemawat" filters by author; "by Smith et al." cites one paper, which question analysis names.
+_BY = re.compile(rf"\b(?:by|from\s+author|authored\s+by|written\s+by)\s+{_NAME}\b(?!\s+et\s+al\b)")
 _BEFORE = re.compile(rf"\b(?:before|earlier\s+than|prior\s+to)\s+{_YEAR}\b", re.I)
 _AFTER = re.compile(rf"\b(?:after|later\s+than|since)\s+{_YEAR}\b", re.I)
 # Papers "from 2006", "of 2006", "2006 papers", "published in 2006", "papers in 2006"; not an event's

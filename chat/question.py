@@ -443,18 +443,20 @@ def by_name(text: str, papers: Sequence[PaperRef]) -> str:
     """*text* with each paper it names by its first author's surname named by the paper's short
     name instead ("What did Hunt et al. measure?" -> "What did ZooKeeper measure?"): a surname says
     which paper, not what it is about, and the passages, which seldom print it, are searched by
-    what the paper is about. A paper without a short name keeps its surname; so does a surname
-    that several papers share ("Lo et al." wrote two)."""
+    what the paper is about. A paper without a proper short name is called by its title, in quotes;
+    a surname that several papers share ("Lo et al." wrote two) stays, as does one of a paper the
+    question also names otherwise."""
     by_id = {paper.paper_id: paper for paper in papers}
     found = mentions(text, papers)
     spans = Counter((m.start, m.end) for m in found)
+    times = Counter(m.paper_id for m in found)
     for mention in reversed(found):
         paper = by_id[mention.paper_id]
-        name = _proper_name(paper)
         said = text[mention.start : mention.end]
         author = surname(paper.first_author)
-        if spans[(mention.start, mention.end)] > 1 or not name or not author or author not in said:
-            continue
+        if spans[(mention.start, mention.end)] > 1 or times[paper.paper_id] > 1 or not author or author not in said:
+            continue  # a shared surname, or a paper the question also names otherwise ("Lamport's Paxos Made Simple")
+        name = _proper_name(paper) or f"\u201c{' '.join(paper.title.split())}\u201d"
         if re.sub(rf"{_ET_AL}|['\u2019]s\b|\s+(?:paper|article|work)$|^the\s+", "", said).strip() != author:
             continue  # named by title or short name ("the Raft paper"), not by surname
         possessive = "'s" if re.search(r"['\u2019]s\b", said) else ""

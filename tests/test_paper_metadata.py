@@ -457,6 +457,9 @@ def test_content_questions_are_left_to_retrieval_limited_by_metadata(alice, libr
     in_year = metadata_answers.papers_in_scope("What do papers in 2006 say about locking?", papers)
     assert in_year is not None and {p.pk for p in in_year.papers} == {library["bigtable"].pk, library["chubby"].pk}
     assert in_year.question == "What do papers say about locking?"
+    # "by Ghemawat et al." cites one paper (question analysis names it); it filters nothing.
+    assert metadata_answers.papers_in_scope("What is said about leases by Ghemawat et al.?", papers) is None
+    assert metadata_answers.papers_in_scope("What is said about leases by Ghemawat?", papers) is not None
     event = "How many citations did the papers receive in 2006?"  # the year counts citations, not papers
     assert metadata_answers.answer_from_metadata(event, papers) is None
     assert metadata_answers.papers_in_scope(event, papers) is None

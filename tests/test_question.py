@@ -333,8 +333,11 @@ PAPERMAGE_BY_LO = PaperRef(10, "PaperMage: A Unified Toolkit for Scientific Docu
         ("According to Hunt, what is a znode?", "According to ZooKeeper, what is a znode?"),
         # Two papers by Lo: the surname names both, and stays.
         ("What did Lo et al. build?", "What did Lo et al. build?"),
-        # No proper short name ("Calibrating" is only the title's first word): the surname stays.
-        ("What did Okafor et al. measure?", "What did Okafor et al. measure?"),
+        # No proper short name ("Calibrating" is only the title's first word): the title, quoted.
+        (
+            "What did Okafor et al. measure?",
+            "What did \u201cCalibrating trust in clinical decision support\u201d measure?",
+        ),
     ],
 )
 def test_a_paper_named_by_its_first_authors_surname_is_searched_by_its_own_name(question, query):
