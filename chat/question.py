@@ -835,7 +835,14 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
 
     query = _DO_IT.sub(verb_phrase, text) if verb_phrase else text
     if noun_phrase:
-        query = _TOPIC_PRONOUN.sub(noun_phrase, query)
+        # The topic without the words the follow-up says itself: "How long did that take?" after "How
+        # long did the evaluation take?" is "How long did the evaluation take?", not "... long the
+        # evaluation take take?".
+        said = {word.casefold() for word in _WORD.findall(text)}
+        topic = [word for word in noun_phrase.split() if word.casefold() not in said] or noun_phrase.split()
+        while len(topic) > 1 and topic[-1].casefold() in _FUNCTION_WORDS:
+            topic.pop()
+        query = _TOPIC_PRONOUN.sub(" ".join(topic), query)
     query = _strip_lead(query)
     focus = new_papers
     if not focus and previous.focus and not subject_it:

@@ -205,6 +205,11 @@ def test_that_as_the_subject_of_a_closing_verb_is_the_previous_topic(question, q
     assert {"cluster", "membership", "changes"} <= set(analysis.key_terms)
 
 
+def test_the_previous_topic_leaves_out_the_words_the_follow_up_says_itself():
+    analysis = analyse("How long did that take?", ("How long did the Raft evaluation take?", (2,)))
+    assert analysis.query == "How long did evaluation take in Raft?"
+
+
 def test_the_second_paper_is_the_second_one_the_previous_turn_named():
     analysis = analyse("And how does the second paper do it?", ELECTION)
     assert analysis.query == "How does Chubby elect a leader?"
