@@ -71,7 +71,8 @@ ECHO_PENALTY = 0.15
 # leaders.") names the topic and states nothing about it.
 SIGNPOST_PENALTY = 0.15
 # Added to the answer-type match (weighted by W_TYPE) of the sentence that first names the asked
-# thing in its passage (`first_mentions`).
+# thing in its passage (`first_mentions`): in full for the question's rarest term among the
+# candidates, half for a term every candidate holds (in between by the term's IDF).
 INTRO_BONUS = 0.4
 WINDOW_PENALTY = 0.03
 MIN_SCORE = 0.2
@@ -1084,9 +1085,9 @@ def term_weights(candidates: Sequence[Sentence], question_terms: Sequence[str]) 
 CheapScores = list[tuple[float, float, float, bool]]
 
 
-def first_mentions(candidates: Sequence[Sentence], asked: Sequence[str]) -> list[bool]:
-    """Per candidate, whether it holds the first mention in its passage of one of the *asked*
-    terms (stemmed, see `terms`): a paper introduces and defines a thing where it first names it
+def first_mentions(candidates: Sequence[Sentence], asked: Sequence[str]) -> list[set[str]]:
+    """Per candidate, the *asked* terms (stemmed, see `terms`) whose first mention in its passage
+    it holds (empty for most): a paper introduces and defines a thing where it first names it
     ("We allow the user to specify an optional Combiner function that does partial merging ..."),
     and later sentences only use it. A window holds what its first sentence holds."""
     first: dict[tuple[int, str], tuple[int, int]] = {}
@@ -1101,10 +1102,8 @@ def first_mentions(candidates: Sequence[Sentence], asked: Sequence[str]) -> list
     out = []
     for candidate in candidates:
         where = (candidate.block, candidate.position)
-        out.append(
-            any(first.get((candidate.n, term)) == where for term in asked)
-            and any(term in terms(candidate.text) for term in asked)
-        )
+        own = set(terms(candidate.text))
+        out.append({term for term in asked if term in own and first.get((candidate.n, term)) == where})
     return out
 
 
@@ -1145,6 +1144,9 @@ def cheap_scores(candidates: Sequence[Sentence], analysis: QuestionAnalysis) -> 
     asked = [t for t in all_asked if t in qset] or all_asked
     introduces = first_mentions(candidates, asked)
     out = []
+    # The bonus for a first mention goes by how rare its term is among the candidates: the first
+    # "node" of every Dynamo passage introduces nothing; the first "tokens" does.
+    top_weight = max(weights.values(), default=0.0) or 1.0
     for candidate, intro in zip(candidates, introduces, strict=True):
         own = terms(candidate.text)
         present = set(terms(candidate.matchable))
@@ -1153,7 +1155,8 @@ def cheap_scores(candidates: Sequence[Sentence], analysis: QuestionAnalysis) -> 
         type_match = _type_match(candidate.text, analysis, qset, all_asked)
         if intro and answer_type(analysis) != AnswerType.QUANTITY:
             # Where a passage first names the asked thing it says what it is or does.
-            type_match = max(type_match, 0.0) + INTRO_BONUS
+            rarity = max(weights.get(t, top_weight) for t in intro) / top_weight
+            type_match = max(type_match, 0.0) + INTRO_BONUS * (0.5 + 0.5 * rarity)
         # A sentence about the paper's own sections names the topic and states nothing about it.
         states = states_fact(candidate.matchable, analysis, asked) and not is_signpost(candidate.text)
         if analysis.related_names and not names_another(candidate, analysis):

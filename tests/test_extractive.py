@@ -646,6 +646,21 @@ def test_the_sentence_that_first_names_the_asked_thing_beats_later_uses_of_it():
     assert "partial merging" in first_quote
 
 
+def test_a_first_mention_counts_for_less_when_its_term_is_in_every_candidate():
+    # Every passage's first "node" introduces nothing; the first "tokens" introduces the asked thing.
+    refs = [
+        reference(1, 1, "A node joins the ring by contacting a seed node. Each node gossips with one peer a second."),
+        reference(2, 1, "Every node runs the same code. Several tokens are given to each node."),
+    ]
+    analysis = analysis_for("Why is each node given several tokens?")
+    candidates = candidate_sentences(refs)
+    scored = {s.candidate.text: s for s in score_candidates(candidates, analysis, np.full(len(candidates), 0.5))}
+    common = scored["Every node runs the same code."]
+    rare = scored["Several tokens are given to each node."]
+    assert 0 < common.type_match < rare.type_match
+    assert rare.score > common.score
+
+
 def test_a_definition_question_prefers_the_sentence_defining_the_term():
     refs = [
         reference(
