@@ -30,6 +30,7 @@ from functools import lru_cache
 
 from chat.prompts import Turn
 from indexing.chunking import is_vocabulary_word
+from indexing.lexical import plural_stem
 from papers import figures
 from papers.citation import first_author_surname
 
@@ -411,11 +412,44 @@ def _patterns(paper: PaperRef) -> list[re.Pattern[str]]:
     return patterns
 
 
+# "the nurse study", "the standing desk paper": a paper described by words of its title.
+_DESCRIBED = re.compile(
+    r"\bthe\s+(?P<words>(?:[A-Za-z][\w-]*\s+){1,3}?)(?:study|paper|article|survey|trial|experiment|report)\b",
+    re.IGNORECASE,
+)
+# Words that say which paper by its place or kind, never by its title's words.
+_NOT_DESCRIPTIVE = frozenset(
+    "other same previous next new old first second third fourth fifth last former latter whole two three "
+    "above cited present current following original earlier later main this that".split()
+)
+
+
+@lru_cache(maxsize=4096)
+def _title_stems(paper: PaperRef) -> frozenset[str]:
+    return frozenset(plural_stem(word.casefold()) for word in _title_words(paper.title))
+
+
+def _described(text: str, papers: Sequence[PaperRef]) -> list[Mention]:
+    """The places *text* describes a paper by words of its title ("the nurse study" for "Shift
+    Length and Sleep Quality among Hospital Nurses"): every word before "study", "paper", ...
+    is in that title (singular or plural) and in no other paper's title."""
+    found = []
+    for match in _DESCRIBED.finditer(text):
+        words = [plural_stem(word.casefold()) for word in match.group("words").split()]
+        if any(word in _NOT_DESCRIPTIVE or word in _FUNCTION_WORDS for word in words):
+            continue
+        fitting = [paper.paper_id for paper in papers if set(words) <= _title_stems(paper)]
+        if len(fitting) == 1:
+            found.append(Mention(match.start(), match.end(), fitting[0]))
+    return found
+
+
 def mentions(text: str, papers: Sequence[PaperRef]) -> list[Mention]:
     """Every place *text* names one of *papers*, in text order, without overlaps (the longer
     mention wins: "The Google File System" over "Google"); a name several papers share gives a
-    mention of each at the same place."""
-    found: list[Mention] = []
+    mention of each at the same place. A paper is also named by a description in its title's
+    words (`_described`: "the sleep study")."""
+    found: list[Mention] = _described(text, papers)
     for paper in papers:
         for pattern in _patterns(paper):
             found.extend(Mention(m.start(), m.end(), paper.paper_id) for m in pattern.finditer(text))
@@ -477,9 +511,13 @@ def _proper_name(paper: PaperRef) -> str | None:
 
 
 def display_name(paper: PaperRef) -> str:
-    """How a rewritten question calls *paper*: its first short name, else its title."""
+    """How a rewritten question calls *paper*: its first short name, else its title. Initials
+    longer than four letters that neither the title nor the abstract prints ("SDAPOW" for
+    "Standing Desks and Afternoon Productivity in Office Workers") are no name a reader knows: the title."""
     names = paper_names(paper)
-    return names[0] if names else " ".join(paper.title.split())
+    title = " ".join(paper.title.split())
+    coined = names and len(names[0]) > 4 and names[0] not in title and names[0] not in paper.abstract
+    return names[0] if names and not coined else title
 
 
 # --- comparison -----------------------------------------------------------------------------------
@@ -662,12 +700,14 @@ def _around(match: re.Match[str]) -> tuple[int, int]:
 
 
 def _resolve_references(
-    question: str, previous: _Resolved, papers: Sequence[PaperRef]
+    question: str, previous: _Resolved, papers: Sequence[PaperRef], cited: Sequence[int] = ()
 ) -> tuple[str, list[int], bool, bool]:
     """Replace *question*'s references to papers of the *previous* turn by their names, or its "it"
     by the thing the previous turn asked to define ("What is an SSTable?" -> "How is it stored?" ->
-    "How is the SSTable stored?"). Returns (text, the papers referred to, whether "it" named a
-    paper, whether a group was meant)."""
+    "How is the SSTable stored?"). *cited*: the papers the previous answer cited. "The other
+    paper" is one the conversation brought in that the previous turn was not about (its named
+    papers, else the ones its answer cited), else every such paper of the project. Returns (text,
+    the papers referred to, whether "it" named a paper, whether a group was meant)."""
     pool = list(previous.pool)
     referred: list[int] = []
     group = False
@@ -700,7 +740,9 @@ def _resolve_references(
         else:  # "the other (one)": the papers of the conversation the last turn was not about
             if named_papers(question, papers):  # "the other paper, Dynamo, ...": it names the paper itself
                 return match.group(0)
-            chosen = [pid for pid in pool if pid not in previous.focus][:1] or pool[1:2]
+            about = set(previous.focus or cited)
+            chosen = [pid for pid in pool if pid not in about][:1]
+            chosen = chosen or [paper.paper_id for paper in papers if paper.paper_id not in about]
         if not chosen:
             return match.group(0)
         referred.extend(pid for pid in chosen if pid not in referred)
@@ -819,7 +861,7 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
         pool = tuple(dict.fromkeys((*pool, *(paper.paper_id for paper in papers))))
     previous = replace(earlier, pool=pool)
 
-    text, referred, subject_it, group = _resolve_references(question.strip(), previous, papers)
+    text, referred, subject_it, group = _resolve_references(question.strip(), previous, papers, cited)
     new_papers = tuple(dict.fromkeys((*named_papers(text, papers), *referred)))
     own_terms = content_terms(_TOPIC_PRONOUN.sub(" ", _DO_IT.sub(" ", text)), papers)
     noun_phrase, verb_phrase = _topic(previous.query, papers)

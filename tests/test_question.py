@@ -589,3 +589,41 @@ def test_the_other_paper_named_in_the_question_itself_is_that_paper():
     analysis = analyse("How does the other paper, Chubby, partition data?", previous)
     assert analysis.named_paper_ids == (CHUBBY.paper_id,) and not analysis.comparison
     assert "GFS" not in analysis.query
+
+
+# --- papers described by their titles' words ------------------------------------------------------
+
+NURSES = PaperRef(11, "Shift Length and Sleep Quality among Hospital Nurses: A Cohort Study", "Maria Lopez", 2022)
+DESKS = PaperRef(12, "Standing Desks and Afternoon Productivity in Office Workers", "John Smith", 2021)
+STUDIES = [NURSES, DESKS, ZOOKEEPER_BY_HUNT]
+
+
+@pytest.mark.parametrize(
+    ("question", "named"),
+    [
+        ("How many people took part in the nurse study?", (11,)),
+        ("What did the sleep study measure?", (11,)),
+        ("Was the standing desk study randomised?", (12,)),
+        ("How do the nurse study and the office paper differ?", (11, 12)),
+        ("What did the other study find?", ()),  # a place, not a title's words
+        ("What did the pilot study find?", ()),  # no title says "pilot"
+    ],
+)
+def test_a_paper_described_by_words_of_its_title_is_named(question, named):
+    assert analyse_in(STUDIES, question).named_paper_ids == named
+
+
+def test_what_about_a_described_paper_asks_the_previous_question_about_it():
+    previous = ("How many participants took part in the nurse study?", (11,))
+    analysis = analyse_in(STUDIES, "What about the office study?", previous)
+    assert analysis.named_paper_ids == (12,)
+    assert analysis.query == f"How many participants took part in {DESKS.title}?"  # not its initials "SDAPOW"
+
+
+def test_the_other_paper_is_never_the_one_just_asked_about():
+    # The answer cited only the nurse study, and the project has two more: "the other paper" is those.
+    analysis = analyse_in(STUDIES, "And the other paper?", ("Who funded the nurse study?", (11,)))
+    assert analysis.named_paper_ids == (12, 9)
+    # A question naming no paper is about the papers its answer cited.
+    analysis = analyse_in(STUDIES, "And the other paper?", ("How many office workers took part?", (12,)))
+    assert 12 not in analysis.named_paper_ids and analysis.named_paper_ids
