@@ -1383,6 +1383,11 @@ def _asked_noun_phrase(words: Sequence[str], asked: set[str]) -> str:
     at = [i for i, word in enumerate(words) if _stem(word.lower()) in asked]
     if not at or at != list(range(at[0], at[-1] + 1)) or at[0] == 0:
         return ""
+    # A past tense closing the run, with words after it, is the question's verb: "Which company
+    # developed ZooKeeper?" asks about the company.
+    verb = next((k for k in range(1, len(at)) if len(words[at[k]]) >= 5 and words[at[k]].endswith("ed")), None)
+    if verb is not None and at[verb] + 1 < len(words):
+        at = at[:verb]
     # A determiner after the run makes its last word a verb: "the filters removes the most".
     verb_after = at[-1] + 1 < len(words) and words[at[-1] + 1].lower() in _DETERMINERS
     after_determiner = words[at[0] - 1].lower() in _BEFORE_NOUN

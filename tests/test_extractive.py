@@ -425,10 +425,12 @@ def test_the_not_stated_line_restates_a_how_large_question_as_a_clause_not_a_wor
         ("Which of the filters removes the most?", "an answer to “Which of the filters removes the most?”."),
         # A noun phrase after "What" or a determiner reads as one.
         ("What is the vocabulary size of the full text index?", "a figure for the vocabulary size asked about."),
+        # ... without the question's verb after it.
+        ("Which company developed GROBID?", "the company asked about."),
     ],
 )
 def test_the_not_stated_line_names_a_verb_asked_about_by_the_question_not_as_a_noun(question, wanted):
-    refs = [reference(1, 1, "The full text index holds every paper released so far in the corpus.")]
+    refs = [reference(1, 1, "The full text index holds every paper GROBID parsed so far in the corpus.")]
     answer = scored_answer(refs, question)
     assert answer.status == Status.NOT_STATED
     assert answer.text.splitlines()[0].endswith(f" but do not state {wanted}")
