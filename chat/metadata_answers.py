@@ -54,7 +54,11 @@ _YEAR_OF = re.compile(
 )
 _COUNT = re.compile(r"\bhow\s+many\s+(?:papers|articles|works)\b", re.I)
 # "by Ghemawat" filters by author; "by Smith et al." cites one paper, which question analysis names.
-_BY = re.compile(rf"\b(?:by|from\s+author|authored\s+by|written\s+by)\s+{_NAME}\b(?!\s+et\s+al\b)")
+# "Which paper did Burrows write?" and "Which papers has Lamport written?" too.
+_BY = re.compile(
+    rf"\b(?:by|from\s+author|authored\s+by|written\s+by)\s+{_NAME}\b(?!\s+et\s+al\b)"
+    rf"|\b(?:did|does|do|has|have)\s+{_NAME}\s+(?:write|written|author|authored|publish|published)\b"
+)
 _BEFORE = re.compile(rf"\b(?:before|earlier\s+than|prior\s+to)\s+{_YEAR}\b", re.I)
 _AFTER = re.compile(rf"\b(?:after|later\s+than|since)\s+{_YEAR}\b", re.I)
 # Papers "from 2006", "of 2006", "2006 papers", "published in 2006", "papers in 2006"; not an event's
@@ -175,7 +179,7 @@ def _criteria(question: str, papers: Sequence[Paper], author_names: Sequence[str
         kept = "papers" if match["adjective_year"] else match["noun"] or ""
         return MetadataFilter(year=int(year)), f"from {year}", without(match, kept)
     if (match := _BY.search(question)) and not _MINE.search(question):
-        name = match.group(1)
+        name = match.group(1) or match.group(2)
         if any(has_author(p.cited.authors, [name]) for p in papers):
             return MetadataFilter(authors=(name,)), f"by {name}", without(match)
     for match in _FROM_VENUE.finditer(question):

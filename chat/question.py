@@ -493,21 +493,25 @@ def by_name(text: str, papers: Sequence[PaperRef]) -> str:
         name = _proper_name(paper) or f"\u201c{' '.join(paper.title.split())}\u201d"
         if re.sub(rf"{_ET_AL}|['\u2019]s\b|\s+(?:paper|article|work)$|^the\s+", "", said).strip() != author:
             continue  # named by title or short name ("the Raft paper"), not by surname
-        possessive = "'s" if re.search(r"['\u2019]s\b", said) else ""
+        # "Ongaro's paper" is the paper itself: "What does Raft say ...?", not "What does Raft's say ...?".
+        whole = re.search(r"\s+(?:paper|article|work)$", said)
+        possessive = "'s" if re.search(r"['\u2019]s\b", said) and not whole else ""
         text = text[: mention.start] + name + possessive + text[mention.end :]
     return text
 
 
 def _proper_name(paper: PaperRef) -> str | None:
     """*paper*'s first short name when it is a proper name, not merely the title's first word: the
-    name before the title's colon ("ZooKeeper: ..."), a coined form ("S2ORC", "PaperMage") or a
-    capitalised word inside the title ("The Chubby lock service ...")."""
+    name before the title's colon ("ZooKeeper: ..."), a coined form ("S2ORC", "PaperMage"), a
+    capitalised word inside the title ("The Chubby lock service ...") or the name the abstract
+    introduces ("Raft is a consensus algorithm ...")."""
     names = paper_names(paper)
     if not names:
         return None
     name, title = names[0], " ".join(paper.title.split())
     inside = name in _title_words(title)[1:]
-    return name if title.startswith(f"{name}:") or _DISTINCT_WORD.match(name) or inside else None
+    introduced = any(name in pattern.findall(paper.abstract[:1500]) for pattern in _ABSTRACT_NAME)
+    return name if title.startswith(f"{name}:") or _DISTINCT_WORD.match(name) or inside or introduced else None
 
 
 def display_name(paper: PaperRef) -> str:

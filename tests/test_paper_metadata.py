@@ -390,6 +390,8 @@ def project(alice, library):
         ("Which papers in this project were published before 2005?", "2 papers are from before 2005", ["gfs", "paxos"]),
         ("Which venue published Chubby?", "The Chubby lock service was published in OSDI 2006", ["chubby"]),
         ("How many papers here are by Ghemawat?", "2 papers in this project are by Ghemawat", ["gfs", "bigtable"]),
+        ("Which paper did Burrows write?", "1 paper is by Burrows", ["chubby"]),
+        ("Which papers has Ghemawat written?", "2 papers are by Ghemawat", ["gfs", "bigtable"]),
         ("List the papers from OSDI", "2 papers are from OSDI", ["bigtable", "chubby"]),
         ("Which papers are from 2006?", "2 papers are from 2006", ["bigtable", "chubby"]),
     ],

@@ -343,10 +343,16 @@ PAPERMAGE_BY_LO = PaperRef(10, "PaperMage: A Unified Toolkit for Scientific Docu
             "What did Okafor et al. measure?",
             "What did \u201cCalibrating trust in clinical decision support\u201d measure?",
         ),
+        # "X's paper" is the paper, not something of it; the name the abstract introduces is proper.
+        ("What does Ongaro's paper say about log compaction?", "What does Raft say about log compaction?"),
+        (
+            "What does Okafor's paper conclude?",
+            "What does \u201cCalibrating trust in clinical decision support\u201d conclude?",
+        ),
     ],
 )
 def test_a_paper_named_by_its_first_authors_surname_is_searched_by_its_own_name(question, query):
-    analysis = analyse_in([S2ORC, TRUST, ZOOKEEPER_BY_HUNT, PAPERMAGE_BY_LO], question)
+    analysis = analyse_in([S2ORC, TRUST, ZOOKEEPER_BY_HUNT, PAPERMAGE_BY_LO, RAFT], question)
     assert analysis.query == query
     assert analysis.named_paper_ids
 
