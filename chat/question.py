@@ -611,7 +611,7 @@ _TOPIC_PRONOUN = re.compile(
     r"aspect)\b|\b(?:that|this)(?=\s+(?:compares?|differs?|relates?)\s+(?:with|to|from)\b)"
     # The subject between an auxiliary and the closing verb: "How long did that take?", "What does this cost?"
     r"|(?:" + "|".join(rf"(?<=\b{aux}\s)" for aux in "did does do is was will would can could".split()) + ")"
-    r"(?:that|this)(?=\s+[a-z]+\s*[?.!]*\s*$)",
+    r"(?:that|this)(?=\s+(?:be\s+|been\s+)?[a-z]+\s*[?.!]*\s*$)",
     re.IGNORECASE,
 )
 _GENERAL_PAPERS = re.compile(r"\b(?:the|these|both|all(?: the)?) (?:papers|systems|works|studies)\b", re.IGNORECASE)
@@ -638,6 +638,38 @@ class _Resolved:
     comparison: bool
 
 
+# "Why?", "And how?", "Why so?": the previous question asked again with another question word.
+_BARE_WH = re.compile(r"^\s*(?:(?:and|but|so)\s+)?(?P<wh>why|how)(?:\s+so)?\s*[?.!]*\s*$", re.I)
+_AUXILIARIES = r"(?:does|do|did|is|are|was|were|can|could|will|would|has|have|should)"
+# The question word before the auxiliary that opens the clause, with what it asks for: "How does
+# Chubby order updates?", "What chunk size does GFS use?", "How many replicas does a cell have?",
+# "How long did the run take?"; or no question word ("Does Chubby use Paxos?").
+_WH_CLAUSE = re.compile(
+    rf"^\s*(?:how(?:\s+(?P<amount>many|much)(?P<counted>(?:\s+[\w-]+){{1,3}}?)|\s+(?P<adjective>[a-z]+(?<!ly)))?"
+    rf"|what(?P<thing>(?:\s+[\w-]+){{1,3}}?)|why|when|where|(?=\s*{_AUXILIARIES}\b))"
+    rf"\s*(?P<aux>{_AUXILIARIES})\b(?P<rest>.*?)[?.!]*\s*$",
+    re.I,
+)
+
+
+def _asked_again(query: str, wh: str) -> str:
+    """*query* asked with the question word *wh* ("why", "how") instead of its own: "How does
+    Chubby order updates?" -> "Why does Chubby order updates?"; "What chunk size does GFS use?" ->
+    "Why does GFS use that chunk size?"; "How many replicas does a cell have?" -> "Why does a cell
+    have that many replicas?"; "Does Chubby use Paxos?" -> "How does Chubby use Paxos?". A query
+    of another form is kept as it is."""
+    clause = _WH_CLAUSE.match(query)
+    if clause is None:
+        return query
+    if clause["amount"]:
+        thing = f" that {clause['amount'].lower()}{clause['counted']}"
+    elif clause["adjective"] and clause["adjective"].casefold() not in _QUESTION_WORDS:
+        thing = f" that {clause['adjective'].lower()}"
+    else:
+        thing = f" that{clause['thing']}" if clause["thing"] else ""
+    return f"{wh.capitalize()} {clause['aux'].lower()}{clause['rest'].rstrip()}{thing}?"
+
+
 def _strip_lead(text: str) -> str:
     text = _CONTINUATION.sub("", text, count=1).strip(" ,")
     return text[:1].upper() + text[1:] if text else text
@@ -651,6 +683,9 @@ def _topic(query: str, papers: Sequence[PaperRef]) -> tuple[str, str]:
     for mention in reversed(mentions(query, papers)):
         text = text[: mention.start] + " " + text[mention.end :]
     text = re.sub(r"\baccording to\b", " ", text, flags=re.IGNORECASE)
+    how = re.match(r"\s*how\s+(?P<word>[\w-]+)", text, re.IGNORECASE)
+    if how is not None and how["word"].casefold() not in _QUESTION_WORDS:
+        text = text[how.end() :]  # "How big is an SSTable block?" is about the block, not "big"
     words = _WORD.findall(text)
     kept = [w for w in words if w.casefold() not in _QUESTION_WORDS and w.casefold() not in _PAPER_WORDS]
     verb = next((w for w in kept if w.casefold() in _LIGHT_VERBS), "")
@@ -875,6 +910,9 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
 
     if not own_terms:  # "And Bigtable?", "What about the other one?", "Why?": the previous question again
         query = _swap_papers(previous.query, new_papers, papers) if new_papers else previous.query
+        bare = _BARE_WH.match(question)
+        if bare is not None:
+            query = _asked_again(query, bare["wh"])
         focus = new_papers or previous.focus
         comparison = (len(focus) >= 2) or (not new_papers and previous.comparison)
         return _Resolved(query=query, focus=focus, pool=previous.pool, comparison=comparison)

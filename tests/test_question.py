@@ -633,3 +633,32 @@ def test_the_other_paper_is_never_the_one_just_asked_about():
     # A question naming no paper is about the papers its answer cited.
     analysis = analyse_in(STUDIES, "And the other paper?", ("How many office workers took part?", (12,)))
     assert 12 not in analysis.named_paper_ids and analysis.named_paper_ids
+
+
+# --- bare question words and "that" as a subject --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("previous", "follow_up", "query"),
+    [
+        (
+            "How does Raft handle cluster membership changes?",
+            "Why?",
+            "Why does Raft handle cluster membership changes?",
+        ),
+        ("What chunk size does GFS use?", "Why?", "Why does GFS use that chunk size?"),
+        ("How many replicas does a Chubby cell have?", "Why so?", "Why does a Chubby cell have that many replicas?"),
+        ("How big is a Bigtable SSTable block?", "And why?", "Why is a Bigtable SSTable block that big?"),
+        ("Does Chubby use Paxos?", "How?", "How does Chubby use Paxos?"),
+        # A form the question word cannot be swapped into: the previous question again.
+        ("Chubby's cell size?", "Why?", "Chubby's cell size?"),
+    ],
+)
+def test_a_bare_question_word_asks_the_previous_question_with_it(previous, follow_up, query):
+    assert analyse(follow_up, (previous, ())).query == query
+
+
+def test_that_as_the_subject_of_a_passive_is_the_previous_topic():
+    analysis = analyse("Can that be configured?", ("How big is a Bigtable SSTable block?", (BIGTABLE.paper_id,)))
+    assert analysis.query == "Can SSTable block be configured in Bigtable?"
+    assert analysis.named_paper_ids == (BIGTABLE.paper_id,)
