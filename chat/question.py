@@ -639,14 +639,17 @@ class _Resolved:
 
 
 # "Why?", "And how?", "Why so?": the previous question asked again with another question word.
-_BARE_WH = re.compile(r"^\s*(?:(?:and|but|so)\s+)?(?P<wh>why|how)(?:\s+so)?\s*[?.!]*\s*$", re.I)
+_BARE_WH = re.compile(
+    r"^\s*(?:(?:and|but|so)\s+)?(?P<wh>why|how|(?:by\s+)?how\s+(?:much|many|long|often|far))(?:\s+so)?\s*[?.!]*\s*$",
+    re.I,
+)
 _AUXILIARIES = r"(?:does|do|did|is|are|was|were|can|could|will|would|has|have|should)"
 # The question word before the auxiliary that opens the clause, with what it asks for: "How does
 # Chubby order updates?", "What chunk size does GFS use?", "How many replicas does a cell have?",
 # "How long did the run take?"; or no question word ("Does Chubby use Paxos?").
 _WH_CLAUSE = re.compile(
     rf"^\s*(?:how(?:\s+(?P<amount>many|much)(?P<counted>(?:\s+[\w-]+){{1,3}}?)|\s+(?P<adjective>[a-z]+(?<!ly)))?"
-    rf"|what(?P<thing>(?:\s+[\w-]+){{1,3}}?)|why|when|where|(?=\s*{_AUXILIARIES}\b))"
+    rf"|what(?P<thing>(?:\s+[\w-]+){{0,3}}?)|why|when|where|(?=\s*{_AUXILIARIES}\b))"
     rf"\s*(?P<aux>{_AUXILIARIES})\b(?P<rest>.*?)[?.!]*\s*$",
     re.I,
 )
@@ -667,7 +670,11 @@ def _asked_again(query: str, wh: str) -> str:
         thing = f" that {clause['adjective'].lower()}"
     else:
         thing = f" that{clause['thing']}" if clause["thing"] else ""
-    return f"{wh.capitalize()} {clause['aux'].lower()}{clause['rest'].rstrip()}{thing}?"
+    wh = " ".join(wh.split())
+    return f"{wh[:1].upper()}{wh[1:].lower()} {clause['aux'].lower()}{clause['rest'].rstrip()}{thing}?"
+
+
+_WHAT_DOES_DO = re.compile(r"^\s*what\s+(?:does|do|did)\b.*\b(do)\s*[?.!]*\s*$", re.IGNORECASE)
 
 
 def _strip_lead(text: str) -> str:
@@ -796,6 +803,9 @@ def _resolve_references(
         # ("What chunk size does GFS use?" then "How does it handle hot spots?" is about GFS).
         term = asked_thing(previous.query, papers)
     if term and not referred and not named_papers(question, papers) and _IT.search(text):
+        named_term = list(named_papers(term, papers))
+        if named_term:  # "What is PaperMage?" then "Who uses it?": the paper
+            return _IT.sub(_names(named_term, papers), text), named_term, True, group
         # "What is an SSTable?" then "How is it stored?": "it" is the thing just defined, not a
         # paper; "What similarity score is used for linking?" then "How is it computed?": the score.
         return _IT.sub(f"the {term}", text), referred, False, group
@@ -908,7 +918,15 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
         head = noun_phrase.split()[-1]
         text = _ADJECTIVE_ONE.sub(lambda m: f"{m['det']} {m['adj']} {head}{m['plural']}", text)
 
-    if not own_terms:  # "And Bigtable?", "What about the other one?", "Why?": the previous question again
+    # "Who uses it?" asks something of its own with a light verb alone; "How does the second paper do
+    # it?" and "What about the other one?" do not.
+    own_words = [
+        word
+        for word in _WORD.findall(cut_mentions(_TOPIC_PRONOUN.sub(" ", _DO_IT.sub(" ", text)), papers))
+        if word.casefold() not in _FUNCTION_WORDS | _PAPER_WORDS
+    ]
+    own_words += _WHAT_DOES_DO.findall(text)  # "What does it do?": "do" is its verb, not a stand-in
+    if not own_terms and not own_words:  # "And Bigtable?", "What about the other one?", "Why?": the previous question
         query = _swap_papers(previous.query, new_papers, papers) if new_papers else previous.query
         bare = _BARE_WH.match(question)
         if bare is not None:

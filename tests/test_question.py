@@ -662,3 +662,21 @@ def test_that_as_the_subject_of_a_passive_is_the_previous_topic():
     analysis = analyse("Can that be configured?", ("How big is a Bigtable SSTable block?", (BIGTABLE.paper_id,)))
     assert analysis.query == "Can SSTable block be configured in Bigtable?"
     assert analysis.named_paper_ids == (BIGTABLE.paper_id,)
+
+
+def test_by_how_much_asks_the_previous_question_for_an_amount():
+    assert analyse("By how much?", ("What does Raft outperform?", ())).query == "By how much does Raft outperform?"
+
+
+@pytest.mark.parametrize(
+    ("follow_up", "query"),
+    [
+        ("Who uses it?", "Who uses ZooKeeper?"),
+        ("What does it do?", "What does ZooKeeper do?"),
+        ("How is it deployed?", "How is ZooKeeper deployed?"),
+    ],
+)
+def test_it_after_a_question_defining_a_paper_is_that_paper(follow_up, query):
+    analysis = analyse(follow_up, ("What is ZooKeeper?", (ZOOKEEPER.paper_id,)))
+    assert analysis.query == query
+    assert analysis.named_paper_ids == (ZOOKEEPER.paper_id,)
