@@ -674,6 +674,35 @@ def _asked_again(query: str, wh: str) -> str:
     return f"{wh[:1].upper()}{wh[1:].lower()} {clause['aux'].lower()}{clause['rest'].rstrip()}{thing}?"
 
 
+# "it", "that" or "this" as the subject of a closing verb: "How long did it take?", "What did that cost?".
+_CLOSING_SUBJECT = re.compile(
+    r"\b(?:did|does|do|is|was|will|would|can|could)\s+(?P<pronoun>it|that|this)"
+    r"(?=\s+(?:be\s+|been\s+)?[a-z]+\s*[?.!]*\s*$)",
+    re.IGNORECASE,
+)
+_PREPOSITIONS = frozenset("on in at with for to from by of about into under over".split())
+
+
+def _fronted_subject(query: str) -> str:
+    """The subject of a *query* that puts what it asks for first ("How many machines did the
+    MapReduce sort benchmark use?" -> "the MapReduce sort benchmark"; a passive's participle
+    becomes a gerund: "What hardware was S2ORC-SciBERT pretrained on?" -> "pretraining
+    S2ORC-SciBERT"), the thing a follow-up's "How long did it take?" is about; "" for a query of
+    another form ("How does Raft handle membership changes?": its topic is its object)."""
+    clause = _WH_CLAUSE.match(query)
+    if clause is None or not (clause["thing"] or clause["amount"]):
+        return ""
+    words = clause["rest"].split()
+    if words and words[-1].casefold() in _PREPOSITIONS:
+        words.pop()
+    if len(words) < 2:
+        return ""
+    verb = words.pop()
+    if clause["aux"].casefold() in ("is", "are", "was", "were"):
+        return f"{verb[:-2]}ing {' '.join(words)}" if verb.endswith("ed") and len(verb) > 4 else ""
+    return " ".join(words)
+
+
 _WHAT_DOES_DO = re.compile(r"^\s*what\s+(?:does|do|did)\b.*\b(do)\s*[?.!]*\s*$", re.IGNORECASE)
 
 
@@ -910,6 +939,12 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
         pool = tuple(dict.fromkeys((*pool, *(paper.paper_id for paper in papers))))
     previous = replace(earlier, pool=pool)
 
+    closing = _CLOSING_SUBJECT.search(question)
+    subject = _fronted_subject(previous.query) if closing is not None else ""
+    if not cut_mentions(subject, papers).strip():
+        subject = ""  # "What does that cost?" after "What chunk size does GFS use?" is about the chunk size
+    if closing is not None and subject:  # "How long did it take?" after "How many machines did the sort use?"
+        question = question[: closing.start("pronoun")] + subject + question[closing.end("pronoun") :]
     text, referred, subject_it, group = _resolve_references(question.strip(), previous, papers, cited)
     new_papers = tuple(dict.fromkeys((*named_papers(text, papers), *referred)))
     own_terms = content_terms(_TOPIC_PRONOUN.sub(" ", _DO_IT.sub(" ", text)), papers)

@@ -680,3 +680,25 @@ def test_it_after_a_question_defining_a_paper_is_that_paper(follow_up, query):
     analysis = analyse(follow_up, ("What is ZooKeeper?", (ZOOKEEPER.paper_id,)))
     assert analysis.query == query
     assert analysis.named_paper_ids == (ZOOKEEPER.paper_id,)
+
+
+@pytest.mark.parametrize(
+    ("previous", "follow_up", "query"),
+    [
+        # The previous question put what it asked first: "it" is its subject, not the paper.
+        (
+            "How many servers did the Raft benchmark use?",
+            "How long did it take?",
+            "How long did the Raft benchmark take?",
+        ),
+        (
+            "What hardware was ZooKeeper deployed on?",
+            "How long did that take?",
+            "How long did deploying ZooKeeper take?",
+        ),
+        # Its subject is only the paper: "that" is what it asked for.
+        ("What chunk size does GFS use?", "What does that cost?", "What does chunk size cost in GFS?"),
+    ],
+)
+def test_it_as_the_subject_of_a_closing_verb_is_the_previous_questions_subject(previous, follow_up, query):
+    assert analyse(follow_up, (previous, ())).query == query
