@@ -1394,16 +1394,57 @@ def _asked_noun_phrase(words: Sequence[str], asked: set[str]) -> str:
     return " ".join(words[i] for i in at) if after_determiner and not verb_after else ""
 
 
+def _question_words(analysis: QuestionAnalysis) -> list[str]:
+    """The query's words, without a closing verb ("... does the corpus contain?") or its stranded
+    preposition ("... is S2ORC released under?"): a verb, no topic."""
+    words = re.findall(r"[\w-]+", analysis.query)
+    final_verb = _FINAL_VERB.search(analysis.query)
+    if final_verb:
+        words = words[: -2 if final_verb["stranded"] else -1]
+    return words
+
+
+def asked_wording(analysis: QuestionAnalysis, missing: Sequence[str] = ()) -> str:
+    """What was asked, worded for a not-stated line: "anything about Zab" (*missing* names), "a
+    figure for the vocabulary size asked about", "how large the corpus is", "the company asked
+    about", else the question itself: "an answer to “How does Raft ...?”"."""
+    if missing:
+        years = [name for name in missing if _ASKED_YEAR.fullmatch(name)]
+        names = [name for name in missing if name not in years]
+        about = [f"anything about {_listing(names)}"] if names else []
+        return " or ".join(about + ([f"anything for {_listing(years)}"] if years else []))
+    noun = _asked_noun_phrase(_question_words(analysis), set(asked_terms(analysis.query)))
+    kind = answer_type(analysis)
+    wanted = f"the {noun} asked about" if noun else "what was asked"
+    how_adjective = _HOW_ADJECTIVE_IS.match(analysis.query)
+    if kind == AnswerType.QUANTITY and how_adjective:
+        clause = how_adjective.groupdict()
+        verb = " ".join(filter(None, (clause["verb"], clause["participle"])))
+        wanted = f"how {clause['adjective']} {clause['subject']} {verb}{clause['rest']}".rstrip(",")
+    elif kind == AnswerType.QUANTITY and noun:
+        wanted = f"a figure for the {noun} asked about"
+    elif kind not in (AnswerType.QUANTITY, AnswerType.ENTITY, AnswerType.DEFINITION) or not noun:
+        # How, why, whether, or asked words that are no noun phrase ("the S2ORC handle failures",
+        # "a figure for the train asked about"): the question itself says what was asked.
+        wanted = f"an answer to “{analysis.query.strip().rstrip('?.!')}?”"
+    return wanted
+
+
+def not_stated_in(analysis: QuestionAnalysis, titles: Sequence[str]) -> str:
+    """The answer to a question naming papers (*titles*) none of whose passages was relevant
+    enough to quote: "No passage of “The Chubby lock service ...” states the university asked
+    about." The project covers the paper, so "the papers don't cover this question" would mislead."""
+    named = _listing([f"“{title}”" for title in titles])
+    return f"No passage of {named} states {asked_wording(analysis)}: none was relevant enough to quote."
+
+
 def not_stated_sentence(analysis: QuestionAnalysis, candidates: Sequence[Sentence], missing: Sequence[str]) -> str:
     """ "The papers discuss X but do not state Y.": X the question's terms the candidates contain,
-    Y what was asked (*missing* names, or the asked terms)."""
+    Y what was asked (`asked_wording`: *missing* names, or the asked terms)."""
     present = set()
     for candidate in candidates:
         present.update(terms(candidate.text))
-    words = re.findall(r"[\w-]+", analysis.query)
-    final_verb = _FINAL_VERB.search(analysis.query)
-    if final_verb:  # "... does the corpus contain?", "... is S2ORC released (under)?": a verb, no topic
-        words = words[: -2 if final_verb["stranded"] else -1]
+    words = _question_words(analysis)
     asked = set(asked_terms(analysis.query))
 
     def phrases(keep: Callable[[str], bool]) -> list[str]:
@@ -1421,27 +1462,7 @@ def not_stated_sentence(analysis: QuestionAnalysis, candidates: Sequence[Sentenc
 
     topic = phrases(lambda w: discussed(w) and _stem(w.lower()) not in asked) or phrases(discussed)
     subject = _listing(topic[:4]) if topic else "related topics"
-    if missing:
-        years = [name for name in missing if _ASKED_YEAR.fullmatch(name)]
-        names = [name for name in missing if name not in years]
-        about = [f"anything about {_listing(names)}"] if names else []
-        wanted = " or ".join(about + ([f"anything for {_listing(years)}"] if years else []))
-    else:
-        noun = _asked_noun_phrase(words, asked)
-        kind = answer_type(analysis)
-        wanted = f"the {noun} asked about" if noun else "what was asked"
-        how_adjective = _HOW_ADJECTIVE_IS.match(analysis.query)
-        if kind == AnswerType.QUANTITY and how_adjective:
-            clause = how_adjective.groupdict()
-            verb = " ".join(filter(None, (clause["verb"], clause["participle"])))
-            wanted = f"how {clause['adjective']} {clause['subject']} {verb}{clause['rest']}".rstrip(",")
-        elif kind == AnswerType.QUANTITY and noun:
-            wanted = f"a figure for the {noun} asked about"
-        elif kind not in (AnswerType.QUANTITY, AnswerType.ENTITY, AnswerType.DEFINITION) or not noun:
-            # How, why, whether, or asked words that are no noun phrase ("the S2ORC handle failures",
-            # "a figure for the train asked about"): the question itself says what was asked.
-            wanted = f"an answer to “{analysis.query.strip().rstrip('?.!')}?”"
-    return f"The papers discuss {subject} but do not state {wanted}."
+    return f"The papers discuss {subject} but do not state {asked_wording(analysis, missing)}."
 
 
 def _acronym(title: str) -> str:

@@ -45,6 +45,7 @@ from chat.extractive import (
     compose_answer,
     embed_candidates,
     fallback_candidates,
+    not_stated_in,
     not_stated_sentence,
     score_candidates,
 )
@@ -561,6 +562,8 @@ class AnswerSession(StreamedAnswer):
     persist: bool = True
     history: list[Turn] = field(default_factory=list)
     analysis: QuestionAnalysis | None = None
+    # The titles of the papers the question names (for a not-stated answer when none has a passage).
+    named_titles: list[str] = field(default_factory=list)
     labels: dict[int, PaperLabel] = field(default_factory=dict)
     quotes: dict[int, str] = field(default_factory=dict)
     answer_message: ChatMessage | None = None
@@ -596,6 +599,7 @@ class AnswerSession(StreamedAnswer):
         self.analysis = await in_answer_pool(analyse_for_project)(papers, question, self.history)
         self.retrieval = await in_answer_pool(_retrieve)(papers if scope is None else scope.papers, self.analysis)
         self.references = {ref.n: ref for ref in self.retrieval.references}
+        self.named_titles = [paper.display_title for paper in papers if paper.pk in self.analysis.named_paper_ids]
         self.extractive = not llm.chat_model_configured()
         self._load_labels(papers)
         self.figures = await sync_to_async(figure_cards)({ref.paper_id for ref in self.retrieval.references})
@@ -665,6 +669,8 @@ class AnswerSession(StreamedAnswer):
             elif retrieval.failed and not retrieval.searched_papers:
                 answer, self.status = NONE_INDEXED, Status.NO_PAPERS
             else:
+                if self.named_titles and self.analysis is not None:  # "Which university developed Chubby?"
+                    answer = not_stated_in(self.analysis, self.named_titles)
                 answer += self._unreadable_note(retrieval)
             for word in words(answer):
                 yield word

@@ -575,6 +575,23 @@ def test_without_a_chat_model_the_project_answers_extractively_from_several_pape
 
 
 @pytest.mark.django_db(transaction=True)
+def test_a_question_naming_a_paper_none_of_whose_passages_qualifies_is_not_stated_of_that_paper(alice, indexed_paper):
+    from projects.services import add_papers_to_project, create_project
+
+    project = create_project(owner=alice, name="Broadcast")
+    pages = ["Atomic broadcast delivers messages in the same order to every replica of the service."]
+    add_papers_to_project(project=project, papers=[indexed_paper(alice, pages, title="Zab")], user=alice)
+    answer = answer_question(project=project, user=alice, question="Which bakery in Lisbon sponsored Zab?")
+    # The project holds the paper, so not "The papers in this project don't cover this question".
+    assert answer.text == (
+        "No passage of \u201cZab\u201d states an answer to \u201cWhich bakery in Lisbon sponsored Zab?\u201d: "
+        "none was relevant enough to quote."
+    )
+    assert answer.references == []
+    assert answer.status == "not_stated"
+
+
+@pytest.mark.django_db(transaction=True)
 def test_without_a_chat_model_an_unrelated_question_is_refused_without_citations(indexed_project, alice):
     answer = answer_question(project=indexed_project, user=alice, question="Best sourdough hydration for rye bread?")
     assert answer.text == REFUSAL
