@@ -35,6 +35,7 @@ from benchmarks.evaluate import (
 
 def _scored(question: str, references: list[Any], analysis: Any) -> list[Any]:
     from chat.extractive import (
+        asks_about_funding,
         candidate_sentences,
         candidate_windows,
         cheap_scores,
@@ -45,7 +46,7 @@ def _scored(question: str, references: list[Any], analysis: Any) -> list[Any]:
     from chat.services import sentence_vectors
     from indexing.embeddings import embed_query
 
-    candidates = candidate_sentences(references)
+    candidates = candidate_sentences(references, acknowledgements=asks_about_funding(analysis.query))
     candidates += candidate_windows(candidates)
     if not candidates:
         candidates = fallback_candidates(references)

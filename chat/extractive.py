@@ -177,15 +177,34 @@ _CITATION_LINE = re.compile(r"\b(?:19|20)\d\d[a-z]?\b|\bIn Proc|\bProceedings\b|
 _NAME_LIST = re.compile(r"(?:[A-Z][\w'\u2019.-]*(?:\s+[A-Z][\w'\u2019.-]*){0,2},\s*(?:and\s+)?){2,}")
 # A figure or table caption label inside a "sentence": figure text glued to a caption or to prose.
 _CAPTION = re.compile(r"\b(?:Figure|Fig\.|Table)\s+\d+:")
-# Front and back matter that is never evidence: copyright and permission notices, acknowledgements,
-# funding ("Copyright 2003 ACM ...", "To copy otherwise, to republish ...", "We thank ...").
+# Front and back matter that is never evidence: copyright and permission notices ("Copyright 2003
+# ACM ...", "To copy otherwise, to republish ...").
 _BOILERPLATE = re.compile(
     r"\bcopyright\b|\ball rights reserved\b|\bpermission to make (?:digital|hard)|\bto copy otherwise\b|"
-    r"\bto republish\b|\bISBN\b|^(?:finally,? |also,? )?(?:we|the authors?) (?:would (?:also )?like to |also )?"
-    r"(?:thank|acknowledge|are grateful)|\b(?:research|work|project) (?:was|is) (?:partially |partly |in part )?"
-    r"(?:supported|funded)(?: in part| partly)? by\b",
+    r"\bto republish\b|\bISBN\b",
     re.IGNORECASE,
 )
+# Acknowledgements and funding ("We thank ...", "This work was supported by ..."): evidence only for
+# a question about them (`asks_about_funding`), filler for any other.
+_ACKNOWLEDGEMENT = re.compile(
+    r"^(?:finally,? |also,? )?(?:we|the authors?) (?:would (?:also )?like to |also )?"
+    r"(?:thank|acknowledge|are grateful)|\b(?:research|work|project|study|trial) (?:was|is) (?:partially |partly |"
+    r"in part )?(?:supported|funded|sponsored|financed)(?: in part| partly)? by\b",
+    re.IGNORECASE,
+)
+_ASKS_FUNDING = re.compile(
+    r"\b(?:fund(?:s|ed|ing|ers?)?|sponsor\w*|grants?|financ\w*|acknowledg\w*|thank\w*)\b"
+    r"|\bwho\s+supported\b|\bsupported\s+by\b",
+    re.IGNORECASE,
+)
+
+
+def asks_about_funding(question: str) -> bool:
+    """Whether *question* asks who funded, sponsored or is thanked for the work ("Who funded the
+    sleep study?", "Which grant supported ...?"): then acknowledgement sentences are evidence."""
+    return bool(_ASKS_FUNDING.search(question))
+
+
 _SIGNPOST = re.compile(
     r"^(?:the |in the |this |in this )?(?:previous|next|following|preceding|remaining|this) (?:sections?|chapters?)\b|"
     r"^(?:see )?(?:sections?|§)\s*\d|\b(?:sections?|chapters?|§)\s*[\d.]*\s*(?:briefly |then |now )?"
@@ -304,11 +323,12 @@ def is_cjk(text: str) -> bool:
     return len(_CJK.findall(text)) >= 0.3 * max(1, len(text.replace(" ", "")))
 
 
-def is_quotable(text: str) -> bool:
+def is_quotable(text: str, *, acknowledgements: bool = False) -> bool:
     """A whole prose sentence: starts with a capital (or bracket), ends with a stop, mostly letters
     (not a table row), not a bibliography entry, not a footnote glued to its number ("2We ..."),
-    no figure or table caption label inside (figure text glued to prose). A CJK sentence needs only
-    its length and its closing stop (CJK or Latin)."""
+    no figure or table caption label inside (figure text glued to prose), no copyright notice, and
+    no acknowledgement unless *acknowledgements*. A CJK sentence needs only its length and its
+    closing stop (CJK or Latin)."""
     if is_cjk(text):
         return MIN_CJK_CHARS <= len(text) <= MAX_SENTENCE_CHARS and text[-1] in _CJK_STOPS + ".!?"
     if not MIN_SENTENCE_CHARS <= len(text) <= MAX_SENTENCE_CHARS:
@@ -318,6 +338,8 @@ def is_quotable(text: str) -> bool:
     letters = sum(ch.isalpha() for ch in text)
     digits = sum(ch.isdigit() for ch in text)
     if letters < 0.55 * len(text) or digits > 0.2 * len(text):
+        return False
+    if not acknowledgements and _ACKNOWLEDGEMENT.search(text):
         return False
     return not (
         _BIBLIOGRAPHY.search(text) or re.match(r"^\d+[A-Z]", text) or _CAPTION.search(text) or _BOILERPLATE.search(text)
@@ -331,13 +353,14 @@ def is_signpost(text: str) -> bool:
     return bool(_SIGNPOST.search(text))
 
 
-def is_quotable_line(line: str) -> bool:
+def is_quotable_line(line: str, *, acknowledgements: bool = False) -> bool:
     """A line worth quoting as it stands though it is no prose sentence: a table row (a label and
-    two or more numbers) or a short complete line (three words or more, ending in a stop)."""
+    two or more numbers) or a short complete line (three words or more, ending in a stop); no
+    acknowledgement unless *acknowledgements*."""
     line = line.strip()
     if not MIN_LINE_CHARS <= len(line) <= MAX_LINE_CHARS or _BIBLIOGRAPHY.search(line) or _CAPTION.search(line):
         return False
-    if _BOILERPLATE.search(line):
+    if _BOILERPLATE.search(line) or (not acknowledgements and _ACKNOWLEDGEMENT.search(line)):
         return False
     if _TABLE_ROW.match(line):
         return True
@@ -353,10 +376,11 @@ def _quote(text: str) -> str:
 MIN_TITLE_BLOCK_CHARS = 20
 
 
-def candidate_sentences(references: Sequence[Reference]) -> list[Sentence]:
-    """The quotable sentences and lines of each passage (see `is_quotable`, `is_quotable_line`),
-    whitespace folded, hyphenation joined, headings left out; a paper's own bibliography markers
-    stay verbatim but inert. Windows are not included (see `candidate_windows`)."""
+def candidate_sentences(references: Sequence[Reference], *, acknowledgements: bool = False) -> list[Sentence]:
+    """The quotable sentences and lines of each passage (see `is_quotable`, `is_quotable_line`;
+    acknowledgements only when *acknowledgements*), whitespace folded, hyphenation joined, headings
+    left out; a paper's own bibliography markers stay verbatim but inert. Windows are not included
+    (see `candidate_windows`)."""
     sentences: list[Sentence] = []
     for ref in references:
         if looks_like_bibliography(ref.text):
@@ -377,7 +401,10 @@ def candidate_sentences(references: Sequence[Reference]) -> list[Sentence]:
                 # "... the harmonic mean between a Jaccard index and a containment metric:" before
                 # display math is a whole sentence that introduces it.
                 introduces_math = math_after and k == len(splits) - 1 and text.endswith(":")
-                if text and (is_quotable(text) or (introduces_math and is_quotable(text[:-1] + "."))):
+                quotable = is_quotable(text, acknowledgements=acknowledgements) or (
+                    introduces_math and is_quotable(text[:-1] + ".", acknowledgements=acknowledgements)
+                )
+                if text and quotable:
                     found.append((k, text))
                     if text != whole:
                         headers[text] = whole[: -len(text)].strip()
@@ -393,7 +420,7 @@ def candidate_sentences(references: Sequence[Reference]) -> list[Sentence]:
                     not previous or previous[-1] in ".!?:" or bool(_TABLE_ROW.match(text) or _TABLE_ROW.match(previous))
                 )
                 contained = any(text in s or s in text for _, s in found)
-                if text and starts and not contained and is_quotable_line(text):
+                if text and starts and not contained and is_quotable_line(text, acknowledgements=acknowledgements):
                     found.append((len(splits) + len(found), text))
                 previous = text or previous
             for position, text in found:
@@ -912,8 +939,43 @@ def asked_measure(question: str) -> str:
 _PEOPLE = frozenset(
     _stem(w)
     for w in "people person persons participant participants user users volunteer volunteers "
-    "respondent respondents annotator annotators worker workers interviewee interviewees".split()
+    "respondent respondents annotator annotators worker workers interviewee interviewees subject subjects "
+    "individual individuals child children adolescent adolescents teenager teenagers student students pupil "
+    "pupils adult adults patient patients nurse nurses employee employees teacher teachers parent parents "
+    "infant infants man men woman women resident residents clinician clinicians physician physicians "
+    "doctor doctors reader readers researcher researchers expert experts".split()
 )
+
+
+# Words for funding a work: "Who funded X?" is answered by "This work was supported by ...".
+_FUNDING = frozenset(
+    _stem(w)
+    for w in "fund funds funded funding funder funders support supported sponsor sponsors sponsored grant grants "
+    "granted finance financed financing".split()
+)
+# Classes of words a question and its evidence may use interchangeably.
+_TERM_CLASSES = (_PEOPLE, _FUNDING)
+
+
+def with_classes(
+    present: set[str], asked: Collection[str], classes: Sequence[frozenset[str]] = _TERM_CLASSES
+) -> set[str]:
+    """*present* (stemmed terms of a sentence) with the *asked* terms of each of *classes* it
+    shares a word with: "How many participants ...?" finds "participants" in "We recruited 84
+    adolescents", and "Who funded ...?" finds "funded" in "... was supported by the NSF"."""
+    out = set(present)
+    for words in classes:
+        if words & present:
+            out |= words & set(asked)
+    return out
+
+
+def term_classes(analysis: QuestionAnalysis) -> tuple[frozenset[str], ...]:
+    """The word classes that match as one for *analysis*'s question: people for a count ("How many
+    participants ...?"; "Which study had 43 students?" names its students), funding words for a
+    question about funding (`asks_about_funding`)."""
+    counts = answer_type(analysis) == AnswerType.QUANTITY and asked_measure(analysis.query) in ("count", "")
+    return tuple(c for c, wanted in ((_PEOPLE, counts), (_FUNDING, asks_about_funding(analysis.query))) if wanted)
 
 
 def quantity_fit(text: str, measure: str, counted: Collection[str] = ()) -> float:
@@ -1014,7 +1076,7 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
         return False
     text_terms = set(terms(text))
     # People are one thing: "How many people took part?" is near "We recruited 48 participants".
-    near = not asked or any(t in text_terms for t in asked) or bool(_PEOPLE & set(asked) and _PEOPLE & text_terms)
+    near = not asked or any(t in with_classes(text_terms, asked) for t in asked)
     kind = answer_type(analysis)
     if kind == AnswerType.QUANTITY:
         measure = asked_measure(analysis.query)
@@ -1147,9 +1209,11 @@ def cheap_scores(candidates: Sequence[Sentence], analysis: QuestionAnalysis) -> 
     # The bonus for a first mention goes by how rare its term is among the candidates: the first
     # "node" of every Dynamo passage introduces nothing; the first "tokens" does.
     top_weight = max(weights.values(), default=0.0) or 1.0
+    classes = term_classes(analysis)
     for candidate, intro in zip(candidates, introduces, strict=True):
         own = terms(candidate.text)
-        present = set(terms(candidate.matchable))
+        # "How many participants ...?" matches "We recruited 84 adolescents".
+        present = with_classes(set(terms(candidate.matchable)), qset, classes)
         lexical = sum(w for t, w in weights.items() if t in present) / mass
         novelty = sum(t not in qset for t in own) / len(own) if own else 0.0
         type_match = _type_match(candidate.text, analysis, qset, all_asked)

@@ -37,6 +37,7 @@ from chat.extractive import (
     Sentence,
     Status,
     analysis_for,
+    asks_about_funding,
     candidate_sentences,
     candidate_windows,
     caption_lines,
@@ -292,6 +293,7 @@ def _retrieve(papers: list[Paper], analysis: QuestionAnalysis) -> Retrieval:
         queries=analysis.paper_queries,
         define=defined_term(analysis.query) or "",  # "" unless a definition question
         caption=figure_label(analysis.query) or "",
+        funding=asks_about_funding(analysis.query),
     )
     return retrieve_passages(papers=papers, question=analysis.query, focus=focus, sentence_scorer=best_sentence_cosines)
 
@@ -321,7 +323,8 @@ def extractive_answer(
         for ref in references:
             texts[ref.paper_id] = f"{texts.get(ref.paper_id, '')}\n{ref.text}"
         analysis = analysis_for(question, {ref.paper_id: ref.title for ref in references}, texts)
-    candidates = candidate_sentences(references)
+    # "Who funded the sleep study?" is answered by its acknowledgements, filler for other questions.
+    candidates = candidate_sentences(references, acknowledgements=asks_about_funding(analysis.query))
     candidates += candidate_windows(candidates)
     if not candidates:
         candidates = fallback_candidates(references)

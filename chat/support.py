@@ -70,7 +70,8 @@ def claim_support(
     for passage in passages:
         passage_terms.update(terms(passage.text))
     lexical = len(own & passage_terms) / len(own) if own else 0.0
-    sentences = [s.text for s in candidate_sentences(passages)] or [p.text for p in passages]
+    # A claim about who funded the work is supported by an acknowledgement sentence.
+    sentences = [s.text for s in candidate_sentences(passages, acknowledgements=True)] or [p.text for p in passages]
     if not sentences:
         return lexical, 0.0
     vectors = embed([claim, *sentences])

@@ -172,6 +172,8 @@ class Focus:
     define: str = ""
     # The table or figure the question asks about ("Table 3"): its caption's chunk leads.
     caption: str = ""
+    # The question asks who funded the work: the chunk with the funding statement leads.
+    funding: bool = False
 
 
 @dataclass(frozen=True)
@@ -620,6 +622,15 @@ def caption_pattern(label: str) -> re.Pattern[str]:
     return re.compile(rf"^\s*{kinds}\s*{number}\s*[:.|]", re.IGNORECASE | re.MULTILINE)
 
 
+# A funding statement or acknowledgement: "This research was supported by the National Science
+# Foundation under grant ...", "funded in part by ...", "Acknowledgements".
+FUNDING_STATEMENT = re.compile(
+    r"\b(?:supported|funded|sponsored|financed)(?:\s+(?:in\s+part|partly|partially))?\s+by\b"
+    r"|\backnowledge?ments?\b|\bwe\s+thank\b",
+    re.IGNORECASE,
+)
+
+
 def first_mentions_first(
     hits: Sequence[Hit],
     pattern: re.Pattern[str],
@@ -629,9 +640,12 @@ def first_mentions_first(
     index_versions: dict[int, store.PaperVersion],
     *,
     limit: int | None = None,
+    whole_sentence: bool = False,
 ) -> list[Hit]:
     """*hits* with, before them, the first chunk of each of *papers* (paper ids, in that order; at
-    the versions *index_versions* names, as every leg checks) that *pattern* matches.
+    the versions *index_versions* names, as every leg checks) that *pattern* matches; with
+    *whole_sentence*, only where the sentence it matches in ends inside the chunk (a funding
+    statement cut at the chunk's end is whole in the next, overlapping chunk).
 
     For a term (`term_pattern`): a paper defines a thing where it first names it ("... a set of
     data nodes (znodes)" on page 2, where later pages use "znode" without a definition and BM25,
@@ -648,7 +662,8 @@ def first_mentions_first(
             continue
         if not _belongs(chunk, index_versions):
             continue
-        if pattern.search(chunk["text"]):
+        match = pattern.search(chunk["text"])
+        if match and (not whole_sentence or re.search(r"[.!?](?:\s|$)", chunk["text"][match.end() :])):
             first[pid] = row
     known = {(hit.paper_id, hit.chunk_index): hit for hit in hits}
     front: list[Hit] = []
@@ -805,17 +820,22 @@ def retrieve_passages(
             query_embedding=query,
             sentence_scorer=sentence_scorer,
         )
-        wanted = [caption_pattern(focus.caption)] if focus is not None and focus.caption else []
+        # (pattern, whether the sentence it matches must end in the chunk)
+        wanted = [(caption_pattern(focus.caption), False)] if focus is not None and focus.caption else []
         if focus is not None and focus.define:
-            wanted.append(term_pattern(focus.define))
+            wanted.append((term_pattern(focus.define), False))
+        if focus is not None and focus.funding:
+            wanted.append((FUNDING_STATEMENT, True))
         if wanted:
             index = matrix_cache.get(versions, model, with_embeddings=not store.is_atlas())
             order = list(focus.paper_ids) if focus and ranked == named else [h.paper_id for h in hits]
             order += sorted(ranked)  # a caption may be in a paper no leg ranked
             papers_first = [pid for pid in dict.fromkeys(order) if pid in ranked]
-            for pattern in wanted:
+            for pattern, whole in wanted:
                 limit = len(named) or FIRST_MENTION_PAPERS
-                hits = first_mentions_first(hits, pattern, index, papers_first, query, versions, limit=limit)
+                hits = first_mentions_first(
+                    hits, pattern, index, papers_first, query, versions, limit=limit, whole_sentence=whole
+                )
     selected = select_passages(
         hits,
         min_relevance=settings.PROJECT_CHAT_MIN_RELEVANCE if ran != "lexical" else None,

@@ -13,6 +13,7 @@ from chat.extractive import (
     analysis_for,
     asked_measure,
     asked_terms,
+    asks_about_funding,
     candidate_sentences,
     candidate_windows,
     compose_answer,
@@ -877,8 +878,43 @@ def test_a_compound_question_whose_second_part_no_passage_states_is_partly_answe
         "This work was supported in part by a grant from the national science foundation.",
     ],
 )
-def test_copyright_notices_and_acknowledgements_are_never_quoted(text):
+def test_copyright_notices_and_acknowledgements_are_not_quoted_for_other_questions(text):
     assert candidate_sentences([reference(1, 1, text)]) == []
+
+
+def test_a_funding_question_is_answered_from_the_acknowledgements():
+    refs = [
+        reference(
+            1,
+            2,
+            "Tessellate is available as open source under the Apache 2.0 licence. This research was supported "
+            "by the National Science Foundation under grant CNS-2107786 and by a gift from Fastly.",
+            title="Tessellate",
+        )
+    ]
+    assert asks_about_funding("Who funded the Tessellate work?")
+    assert not asks_about_funding("Which storage formats are supported?")
+    answer = extractive_answer("Who funded the Tessellate work?", refs)
+    assert answer.status == Status.ANSWERED
+    assert answer.sentences[0].text.startswith("\u201cThis research was supported by the National Science Foundation")
+    # Never evidence: a copyright notice, whatever the question.
+    notice = "Copyright 2003 ACM 1-58113-757-5/03/0010 for this article and its copies."
+    assert candidate_sentences([reference(1, 1, notice)], acknowledgements=True) == []
+
+
+def test_a_count_of_people_is_stated_by_any_noun_for_them():
+    refs = [
+        reference(
+            1,
+            1,
+            "We measured sound levels in 11 classrooms and assessed reading comprehension in 212 children aged 8 to "
+            "10 years. Background noise often exceeds the recommended levels.",
+            title="Classroom Noise",
+        )
+    ]
+    answer = extractive_answer("How many participants were in the classroom noise study?", refs)
+    assert answer.status == Status.ANSWERED
+    assert "212 children" in answer.sentences[0].text
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,18 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from indexing.retrieval import Focus, Hit, leg_candidates, rerank_dense, retrieve_passages, select_passages
+from indexing import store
+from indexing.retrieval import (
+    FUNDING_STATEMENT,
+    Focus,
+    Hit,
+    ProjectIndex,
+    first_mentions_first,
+    leg_candidates,
+    rerank_dense,
+    retrieve_passages,
+    select_passages,
+)
 from indexing.services import index_paper
 from papers.services import add_paper_to_library
 from projects.services import add_papers_to_project, create_project
@@ -324,3 +335,23 @@ def test_an_extractive_answer_keeps_numbers_in_parentheses_as_the_papers_text(al
 
     assert "Dynamo is (3,2,2).” [1]" in answer.text.replace("\u2060", "")
     assert "[3]" not in answer.text and "[2]" not in answer.text  # three passages: [3][2] were valid citations
+
+
+def test_a_funding_statement_leads_from_the_chunk_that_holds_it_whole():
+    # Overlapping windows: chunk 1 ends inside the funding sentence, chunk 2 holds all of it.
+    texts = [
+        "Tessellate compacts tiles in the background without blocking ingest.",
+        "It is open source. This research was supported by the National Science Foundation under grant",
+        "This research was supported by the National Science Foundation under grant CNS-2107786 and by Fastly.",
+    ]
+    version = store.PaperVersion("v1", "abc")
+    chunks = [
+        {"paperId": 7, "chunkIndex": i, "pageNumber": 2, "text": text, "indexVersion": "v1", "paperSha256": "abc"}
+        for i, text in enumerate(texts)
+    ]
+    index = ProjectIndex(store.ChunkMatrix(chunks=chunks, embeddings=np.zeros((3, 0), dtype=np.float32)))
+    args = ([], FUNDING_STATEMENT, index, [7], None, {7: version})
+    (whole,) = first_mentions_first(*args, whole_sentence=True)
+    assert whole.chunk_index == 2 and whole.lexical_coverage == 1.0
+    (cut,) = first_mentions_first(*args)  # a term or caption: its first chunk, wherever it ends
+    assert cut.chunk_index == 1
