@@ -1042,6 +1042,42 @@ def _defines_term(text: str, words: Sequence[str]) -> bool:
     return pattern is not None and pattern.search(text) is not None
 
 
+# A question asking where a study was done ("Where was the classroom noise study conducted?", "In
+# which city ...?"), answered by a place's name, not by the study's topic.
+_ASKS_PLACE = re.compile(
+    r"^\s*(?:and\s+|so\s+)?where\s+(?:was|were|is|are|did|do|does|had|has|have)\b.*\b(?:conducted|done|carried\s+out|"
+    r"performed|run|held|recruited|located|based|collected|undertaken|situated|take\s+place|took\s+place|deployed|"
+    r"tested|evaluated|studied)\b|\bin\s+(?:which|what)\s+(?:city|country|countries|region|state|town|hospitals?|"
+    r"schools?|universit(?:y|ies)|location|place|site|setting)\b",
+    re.IGNORECASE,
+)
+# A place named after a preposition: "in Lisbon, Portugal", "at two hospitals in Osaka", "across
+# six schools in central Lisbon", "at Google", "on a cluster of 12 Amazon EC2 instances".
+_PLACE_NAME = re.compile(
+    r"\b(?:in|at|on|from|across|near|throughout|within)\s+(?:the\s+|a\s+|an\s+)?(?:(?:central|northern|southern|"
+    r"eastern|western|rural|urban|greater)\s+|(?:cluster|network|testbed|set|fleet)\s+of\s+(?:\d+\s+)?)?"
+    r"(?P<name>[A-Z][\w'\u2019-]+)"
+)
+_NOT_PLACES = frozenset(
+    "section sections table tables figure figures fig appendix eq equation chapter part step phase stage "
+    "january february march april may june july august september october november december "
+    "monday tuesday wednesday thursday friday saturday sunday this these our their its".split()
+)
+
+
+def asks_place(question: str) -> bool:
+    """Whether *question* asks where a study or work was done (`_ASKS_PLACE`)."""
+    return bool(_ASKS_PLACE.search(question))
+
+
+def names_place(text: str, question: str) -> bool:
+    """Whether *text* names a place after a preposition ("... schools in Lisbon, Portugal") that
+    *question* does not name itself; "in Section 3", "in Table 2", "in May" are no places."""
+    asked = {word.casefold() for word in re.findall(r"[\w'\u2019-]+", question)}
+    names = [m["name"].casefold() for m in _PLACE_NAME.finditer(text)]
+    return any(name not in _NOT_PLACES and name not in asked for name in names)
+
+
 # Asked terms that name a bound, and a number stated as one ("above 0.8", "at most 10 %", "≥ 3").
 _BOUND_TERMS = frozenset(_stem(t) for t in "threshold thresholds cutoff cutoffs limit limits bound bounds".split())
 _BOUND = re.compile(
@@ -1077,6 +1113,8 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
     text_terms = set(terms(text))
     # People are one thing: "How many people took part?" is near "We recruited 48 participants".
     near = not asked or any(t in with_classes(text_terms, asked) for t in asked)
+    if asks_place(analysis.query):  # "Where was the classroom noise study conducted?": "in Lisbon"
+        return names_place(text, analysis.query)
     kind = answer_type(analysis)
     if kind == AnswerType.QUANTITY:
         measure = asked_measure(analysis.query)
@@ -1116,6 +1154,8 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
 
 def _type_match(text: str, analysis: QuestionAnalysis, question_terms: set[str], asked: Sequence[str]) -> float:
     """How well *text* fits the answer type; *asked* is `asked_terms` of the query (what a count counts)."""
+    if asks_place(analysis.query):
+        return 1.0 if names_place(text, analysis.query) else 0.0
     kind = answer_type(analysis)
     if kind == AnswerType.QUANTITY:
         return quantity_fit(text, asked_measure(analysis.query), asked)

@@ -14,12 +14,14 @@ from chat.extractive import (
     asked_measure,
     asked_terms,
     asks_about_funding,
+    asks_place,
     candidate_sentences,
     candidate_windows,
     compose_answer,
     embed_candidates,
     is_quotable,
     is_signpost,
+    names_place,
     normalise_numbers,
     quantities,
     quantity_fit,
@@ -1412,3 +1414,30 @@ def test_a_sentence_naming_arxiv_is_prose_but_an_arxiv_reference_is_not():
     )
     assert is_quotable(text)
     assert not is_quotable("Kyle Lo and Lucy Wang. 2020. S2ORC. arXiv preprint arXiv:1911.02782.")
+
+
+@pytest.mark.parametrize(
+    ("question", "place"),
+    [
+        ("Where was the classroom noise study conducted?", "in central Lisbon"),
+        ("In which city was the noise study done?", "in central Lisbon"),
+        ("Where was the evaluation run?", "on a cluster of 12 Amazon EC2"),
+    ],
+)
+def test_a_question_asking_where_a_study_was_done_is_answered_by_a_place(question, place):
+    refs = [
+        reference(
+            1,
+            1,
+            "Classroom noise may impair learning and memory in children, as laboratory studies of noise have shown. "
+            "We therefore combined acoustic measurement with a reading assessment in schools in central Lisbon. "
+            "We ran all experiments on a cluster of 12 Amazon EC2 instances. The evaluation results are given in "
+            "Section 4.",
+            title="Classroom Noise",
+        )
+    ]
+    answer = extractive_answer(question, refs)
+    assert answer.status == Status.ANSWERED
+    assert place in answer.sentences[0].text
+    assert asks_place(question)
+    assert not names_place("The evaluation results are given in Section 4.", question)
