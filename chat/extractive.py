@@ -1021,7 +1021,9 @@ def _definition_pattern(words: tuple[str, ...]) -> re.Pattern[str] | None:
         rf"|^(?:the\s+|an?\s+)?(?:{names})\w*\s+(?:consists?|comprises?) of\b"
         rf"|\b(?:called|named|dubbed)\s+(?:an?\s+|the\s+)?(?:{names})\w*"
         rf"|\w+\s+\((?:or\s+|i\.e\.,?\s+|a\.k\.a\.?\s+)?(?:{names})\w*\)"
-        rf"|\b(?:{names})\w*:\s+\w",  # a list item that defines: "Ephemeral: Clients create such znodes, ..."
+        rf"|\b(?:{names})\w*:\s+\w"  # a list item that defines: "Ephemeral: Clients create such znodes, ..."
+        # an apposition after its noun: "A separate routing service, Wayfinder, maintains ..."
+        rf"|\b(?:a|an|the|our)\s+(?:[\w-]+\s+){{0,3}}[\w-]+,\s+(?:{names})\w*,",
         re.IGNORECASE,
     )
 

@@ -683,6 +683,21 @@ def test_a_first_mention_counts_for_less_when_its_term_is_in_every_candidate():
     assert rare.score > common.score
 
 
+def test_an_apposition_defines_the_name_it_follows():
+    refs = [
+        reference(
+            1,
+            1,
+            "Wayfinder rebuilds its routing table from tile manifests after a restart. A separate routing "
+            "service, Wayfinder, maintains the mapping from series to storage nodes.",
+            title="Tessellate",
+        )
+    ]
+    answer = scored_answer(refs, "What is Wayfinder?")
+    assert answer.status == Status.ANSWERED
+    assert "A separate routing service, Wayfinder," in answer.sentences[0].text
+
+
 def test_a_definition_question_prefers_the_sentence_defining_the_term():
     refs = [
         reference(
