@@ -741,10 +741,17 @@ def _asked_phrases(question: str, patterns: Sequence[re.Pattern[str]]) -> Iterat
             yield [t for t in terms(match.group(1)) if t not in _ASKING]
 
 
+# A title in quotes names a paper ("In \u201cSleep Onset Latency in Adolescents\u201d, how many withdrew?"):
+# its words are not what the question asks for.
+_QUOTED_TITLE = re.compile(r"\u201c[^\u201d]*\u201d")
+
+
 def asked_terms(question: str) -> list[str]:
     """The terms naming the thing a question asks about: the words after "how many/much" or between
     "what" and its verb ("What chunk size does GFS use?" -> chunk, size), or after "what is the"
-    ("What is the F1 of ..." -> f1); else every content term. Stemmed (see `terms`)."""
+    ("What is the F1 of ..." -> f1); else every content term. Stemmed (see `terms`). A title in
+    quotes is left out."""
+    question = _QUOTED_TITLE.sub(" ", question)
     found = next((f for f in _asked_phrases(question, (_HOW_MANY_X, _WHAT_X, _WHAT_AUX_X, _WHICH_X)) if f), None)
     return found or [t for t in terms(question) if t not in _ASKING]
 
@@ -931,6 +938,7 @@ def asked_measure(question: str) -> str:
     """What quantity *question* asks for: "share" (a percentage or ratio), "temperature", "time",
     "bytes", "size" (bytes or a count), "power", "money", "count" or "" (no telling: a score, a
     cost, a fanout)."""
+    question = _QUOTED_TITLE.sub(" ", question)  # "... in \u201cSleep Onset Latency ...\u201d": no time asked
     return next((name for name, pattern, _ in _MEASURE_WORDS if pattern.search(question)), "")
 
 
@@ -943,7 +951,7 @@ _PEOPLE = frozenset(
     "individual individuals child children adolescent adolescents teenager teenagers student students pupil "
     "pupils adult adults patient patients nurse nurses employee employees teacher teachers parent parents "
     "infant infants man men woman women resident residents clinician clinicians physician physicians "
-    "doctor doctors reader readers researcher researchers expert experts".split()
+    "doctor doctors reader readers researcher researchers expert experts sample samples cohort cohorts".split()
 )
 
 

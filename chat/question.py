@@ -515,13 +515,14 @@ def _proper_name(paper: PaperRef) -> str | None:
 
 
 def display_name(paper: PaperRef) -> str:
-    """How a rewritten question calls *paper*: its first short name, else its title. Initials
-    longer than four letters that neither the title nor the abstract prints ("SDAPOW" for
-    "Standing Desks and Afternoon Productivity in Office Workers") are no name a reader knows: the title."""
+    """How a rewritten question calls *paper*: its first short name, else its title in quotes
+    (which the answer step reads as a name, not as what is asked). Initials longer than four
+    letters that neither the title nor the abstract prints ("SDAPOW" for "Standing Desks and
+    Afternoon Productivity in Office Workers") are no name a reader knows: the title."""
     names = paper_names(paper)
     title = " ".join(paper.title.split())
     coined = names and len(names[0]) > 4 and names[0] not in title and names[0] not in paper.abstract
-    return names[0] if names and not coined else title
+    return names[0] if names and not coined else f"\u201c{title}\u201d"
 
 
 # --- comparison -----------------------------------------------------------------------------------
@@ -578,7 +579,7 @@ _SUBJECT_IT = re.compile(
 _IT = re.compile(r"\bit\b", re.IGNORECASE)
 _PASSIVE_IT = re.compile(r"\b(?:is|was)\s+it\b", re.IGNORECASE)
 # "What version of it is used?": "it" as the object of "of"/"about" is a thing, not a paper acting.
-_OBJECT_IT = re.compile(r"\b(?:of|about)\s+it\b", re.IGNORECASE)
+_OBJECT_IT = re.compile(r"\b(?:of|about|to|with|for|from|on|into|by)\s+it\b", re.IGNORECASE)
 # "Which of them removes the most?", "How are they applied?": a plural thing asked for, not the
 # authors of the paper ("Why did they choose ...?").
 _THING_THEY = re.compile(r"\bof\s+them\b|\bthey(?=\s+(?:are|were)\b)|\b(?:are|were)\s+they\b", re.IGNORECASE)
@@ -837,7 +838,9 @@ def _resolve_references(
             return _IT.sub(_names(named_term, papers), text), named_term, True, group
         # "What is an SSTable?" then "How is it stored?": "it" is the thing just defined, not a
         # paper; "What similarity score is used for linking?" then "How is it computed?": the score.
-        return _IT.sub(f"the {term}", text), referred, False, group
+        # A name takes no article: "What happens to Wayfinder after a restart?".
+        article = "" if term[:1].isupper() and term[1:].islower() else "the "
+        return _IT.sub(f"{article}{term}", text), referred, False, group
     if not referred and not named_papers(question, papers) and previous.focus and _SUBJECT_IT.search(text):
         name = _names(previous.focus, papers)
         text = re.sub(r"\bits\b", f"{name}'s", text, flags=re.IGNORECASE)
@@ -910,7 +913,7 @@ def _looks_like_follow_up(question: str, papers: Sequence[PaperRef]) -> bool:
         or (group and (not group.group("group") or not (named or _OWN_PAPERS.search(question))))
         or _DO_IT.search(question)
         or _TOPIC_PRONOUN.search(question)
-        or ((_SUBJECT_IT.search(question) or _CLAUSE_IT.search(question)) and not named)
+        or ((_SUBJECT_IT.search(question) or _CLAUSE_IT.search(question) or _OBJECT_IT.search(question)) and not named)
         or ((_ADJECTIVE_ONE.search(question) or _paper_its(question)) and not named)
         or (not named and not content_terms(question, papers) and not _ABOUT_PAPERS.search(question))
     )

@@ -77,7 +77,7 @@ _THOUSANDS = re.compile(r"^\d{1,3}(?:,\d{3})+$")
 QUESTION_WORDS = frozenset(
     "do author authors paper papers article use uses used using describe describes described say says "
     "said mention mentions mentioned according discuss discusses discussed report reports reported propose "
-    "proposes proposed present presents presented".split()
+    "proposes proposed present presents presented happen happens happened happening".split()
 )
 
 

@@ -1456,3 +1456,22 @@ def test_a_question_asking_where_a_study_was_done_is_answered_by_a_place(questio
     assert place in answer.sentences[0].text
     assert asks_place(question)
     assert not names_place("The evaluation results are given in Section 4.", question)
+
+
+def test_a_sample_size_is_a_count_of_people_and_a_quoted_title_asks_for_nothing():
+    refs = [
+        reference(
+            1,
+            1,
+            "We recruited 84 adolescents from three secondary schools. Sleep onset latency was measured at home. "
+            "Six participants withdrew before completing both conditions, leaving 78 for the analysis.",
+            title="Sleep Onset Latency in Adolescents",
+        )
+    ]
+    sample = [reference(1, 1, "We recruited 84 adolescents from three secondary schools. Sleep was measured at home.")]
+    answer = extractive_answer("What was the sample size of the sleep study?", sample)
+    assert answer.status == Status.ANSWERED and "84 adolescents" in answer.text
+    question = "In \u201cSleep Onset Latency in Adolescents\u201d, how many withdrew?"
+    assert asked_measure(question) == "count"  # not a time, for "Latency" in the title
+    answer = extractive_answer(question, refs)
+    assert answer.status == Status.ANSWERED and "Six participants withdrew" in answer.sentences[0].text

@@ -148,3 +148,8 @@ def test_words_that_only_frame_a_question_do_not_count_against_coverage():
     (match,) = index.search("What fanout do the authors use?", limit=5)[:1]
     assert match.row == 0
     assert match.coverage == 1.0
+    (restart,) = index.search("What happens to the tree after a restart?", limit=5)[:1]
+    assert restart.coverage < 1.0  # "restart" is asked for; "happens" only frames the question
+    index = LexicalIndex(docs("wayfinder rebuilds its map after a restart", "the tree is balanced", "leaders vote"))
+    (match,) = index.search("What happens to Wayfinder after a restart?", limit=5)[:1]
+    assert match.row == 0 and match.coverage == 1.0

@@ -623,7 +623,7 @@ def test_what_about_a_described_paper_asks_the_previous_question_about_it():
     previous = ("How many participants took part in the nurse study?", (11,))
     analysis = analyse_in(STUDIES, "What about the office study?", previous)
     assert analysis.named_paper_ids == (12,)
-    assert analysis.query == f"How many participants took part in {DESKS.title}?"  # not its initials "SDAPOW"
+    assert analysis.query == f"How many participants took part in \u201c{DESKS.title}\u201d?"  # not "SDAPOW"
 
 
 def test_the_other_paper_is_never_the_one_just_asked_about():
@@ -702,3 +702,11 @@ def test_it_after_a_question_defining_a_paper_is_that_paper(follow_up, query):
 )
 def test_it_as_the_subject_of_a_closing_verb_is_the_previous_questions_subject(previous, follow_up, query):
     assert analyse(follow_up, (previous, ())).query == query
+
+
+def test_it_after_a_preposition_is_the_thing_just_defined():
+    analysis = analyse("What happens to it after a restart?", ("What is Wayfinder?", ()))
+    assert analysis.query == "What happens to Wayfinder after a restart?"
+    assert analyse("How are writes applied to it?", ("What is an SSTable?", ())).query == (
+        "How are writes applied to the SSTable?"
+    )
