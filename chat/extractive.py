@@ -661,11 +661,29 @@ def normalise_numbers(text: str) -> str:
 _stemmers = threading.local()
 
 
+# Irregular past forms of verbs papers use, to their base form: "The study ran over eight weeks"
+# answers "How long did the study run?". Suffix stripping cannot meet them.
+_IRREGULAR_PAST = {
+    "ran": "run", "took": "take", "taken": "take", "began": "begin", "begun": "begin", "grew": "grow",
+    "grown": "grow", "gave": "give", "given": "give", "found": "find", "held": "hold", "led": "lead",
+    "kept": "keep", "chose": "choose", "chosen": "choose", "wrote": "write", "written": "write",
+    "built": "build", "sent": "send", "spent": "spend", "went": "go", "gone": "go", "saw": "see",
+    "seen": "see", "fell": "fall", "fallen": "fall", "rose": "rise", "risen": "rise", "brought": "bring",
+    "taught": "teach", "bought": "buy", "won": "win", "lost": "lose", "met": "meet", "paid": "pay",
+    "left": "leave", "felt": "feel", "came": "come", "knew": "know", "known": "know", "drew": "draw",
+    "drawn": "draw", "slept": "sleep", "woke": "wake", "woken": "wake", "withdrew": "withdraw",
+    "withdrawn": "withdraw", "undertook": "undertake", "undertaken": "undertake", "sought": "seek",
+    "thought": "think", "caught": "catch", "shown": "show", "drove": "drive", "driven": "drive",
+}  # fmt: skip
+
+
 @lru_cache(maxsize=100_000)
 def _stem(term: str) -> str:
     """*term*'s Snowball English stem (Porter, "An algorithm for suffix stripping", 1980, as revised
     in Snowball; PyStemmer) when it is a word of four or more letters: "locate" and "location"
-    meet as "locat", "replicas" and "replica" as "replica". Numbers and short words stay."""
+    meet as "locat", "replicas" and "replica" as "replica"; an irregular past form stems as its
+    verb ("ran" as "run"). Numbers and short words stay."""
+    term = _IRREGULAR_PAST.get(term, term)
     if not (term.isalpha() and len(term) > 3):
         return term
     stemmer = getattr(_stemmers, "english", None)
@@ -925,7 +943,11 @@ _MEASURE_WORDS: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
     (
         # Money in so many words ("in dollars", "what price"); "cost" alone may be time or work.
         "money",
-        re.compile(r"\b(?:dollars?|usd|euros?|prices?|how much money|paid|pay|charged?|compensat\w*)\b|\$", re.I),
+        re.compile(
+            r"\b(?:dollars?|usd|euros?|prices?|how much money|paid|pay|charged?|compensat\w*|budgets?|"
+            r"salar(?:y|ies))\b|\$",
+            re.I,
+        ),
         frozenset({"$", "€", "£"}),
     ),
     # A count per something is a rate, which may be a fraction: "How many lapses per test ...?" is

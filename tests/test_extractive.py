@@ -1475,3 +1475,14 @@ def test_a_sample_size_is_a_count_of_people_and_a_quoted_title_asks_for_nothing(
     assert asked_measure(question) == "count"  # not a time, for "Latency" in the title
     answer = extractive_answer(question, refs)
     assert answer.status == Status.ANSWERED and "Six participants withdrew" in answer.sentences[0].text
+
+
+def test_an_irregular_past_form_meets_its_verb():
+    refs = [reference(1, 1, "The study ran over eight weeks, from September to November 2021. Sleep was measured.")]
+    question = "How long did the sleep study run, and what was its budget?"  # "the sleep study" names the paper
+    analysis = analyse_question(question, history=[], papers=[PaperRef(1, "Evening Tablet Use and Sleep")])
+    assert len(analysis.parts) == 2
+    answer = extractive_answer(question, refs, analysis=analysis)
+    assert answer.status == Status.PARTLY_ANSWERED
+    assert "ran over eight weeks" in answer.sentences[0].text
+    assert "budget" in answer.text.splitlines()[-1]
