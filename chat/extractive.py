@@ -1134,6 +1134,10 @@ def _asked_thing_terms(query: str) -> tuple[str, ...]:
     return tuple(terms(asked_thing(query) or ""))
 
 
+# "Who calibrated them?", "Who funded the study?": the doer of a verb, which the evidence must say.
+_WHO_DID = re.compile(r"^\s*(?:and\s+)?who\s+(?P<verb>[a-z]{3,}(?:ed|s)|ran|led|wrote|built|made|paid|gave)\b", re.I)
+
+
 def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> bool:
     """Whether *text* holds the kind of fact asked for: for a quantity, a number with one of the
     *asked* terms in the same text; for other questions, one of the asked terms at all. A number
@@ -1160,6 +1164,9 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
         key = set(key_stems(analysis))
         return (near and fit >= 0.5) or ((in_its_unit or as_bound) and bool(key & text_terms))
     if kind == AnswerType.ENTITY:
+        who = _WHO_DID.match(analysis.query)
+        if who and _stem(who["verb"].casefold()) not in with_classes(text_terms, [_stem(who["verb"].casefold())]):
+            return False  # "Who calibrated the meters?" is not stated by "The meters (Bruel & Kjaer) were mounted ..."
         # "Which tools does S2ORC use to extract text?" is answered by "We then use GROBID to process
         # each PDF": a name the question lacks, with the question's other terms, not the word "tools";
         # "... tools and tasks for text mining" names no tool.

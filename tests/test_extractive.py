@@ -26,6 +26,7 @@ from chat.extractive import (
     quantities,
     quantity_fit,
     score_candidates,
+    states_fact,
 )
 from chat.prompts import REFUSAL
 from chat.question import PaperRef, analyse_question
@@ -1486,3 +1487,24 @@ def test_an_irregular_past_form_meets_its_verb():
     assert answer.status == Status.PARTLY_ANSWERED
     assert "ran over eight weeks" in answer.sentences[0].text
     assert "budget" in answer.text.splitlines()[-1]
+
+
+def test_who_did_something_is_stated_only_where_the_doing_is():
+    refs = [
+        reference(
+            1,
+            1,
+            "Class 1 sound level meters (Bruel & Kjaer 2250) were mounted at the centre of each classroom. "
+            "Reading was assessed with a standard test.",
+        )
+    ]
+    question = "What sound level meters were used and who calibrated them?"
+    analysis = analyse_question(question, history=[], papers=[PaperRef(1, "Classroom Noise")])
+    answer = extractive_answer(question, refs, analysis=analysis)
+    assert answer.status == Status.PARTLY_ANSWERED
+    assert "Bruel & Kjaer 2250" in answer.sentences[0].text
+    assert "who calibrated them" in answer.text.splitlines()[-1]
+    part = analysis.parts[1]  # "who calibrated them?", with the whole question's key terms
+    meters = "Class 1 sound level meters (Bruel & Kjaer 2250) were mounted at the centre of each classroom."
+    assert not states_fact(meters, part, asked_terms(part.query))
+    assert states_fact("The meters were calibrated by Acustica Lisboa.", part, asked_terms(part.query))
