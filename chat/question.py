@@ -444,6 +444,16 @@ def _described(text: str, papers: Sequence[PaperRef]) -> list[Mention]:
     return found
 
 
+def _quoted(mention: Mention, text: str) -> Mention:
+    """*mention* with the quotation marks around it and an article inside them: a rewritten
+    question names a paper as \u201cAn Eight-Week Mindfulness Programme ...\u201d, whose title
+    pattern leaves out "An"; swapping the paper must replace the quotes too."""
+    opening = re.search(r"\u201c(?:(?:the|a|an)\s+)?$", text[: mention.start], re.IGNORECASE)
+    if opening is None or not text[mention.end :].startswith("\u201d"):
+        return mention
+    return Mention(opening.start(), mention.end + 1, mention.paper_id)
+
+
 def mentions(text: str, papers: Sequence[PaperRef]) -> list[Mention]:
     """Every place *text* names one of *papers*, in text order, without overlaps (the longer
     mention wins: "The Google File System" over "Google"); a name several papers share gives a
@@ -452,7 +462,7 @@ def mentions(text: str, papers: Sequence[PaperRef]) -> list[Mention]:
     found: list[Mention] = _described(text, papers)
     for paper in papers:
         for pattern in _patterns(paper):
-            found.extend(Mention(m.start(), m.end(), paper.paper_id) for m in pattern.finditer(text))
+            found.extend(_quoted(Mention(m.start(), m.end(), paper.paper_id), text) for m in pattern.finditer(text))
     found.sort(key=lambda m: (m.start, -(m.end - m.start)))
     kept: list[Mention] = []
     for mention in found:

@@ -13,6 +13,7 @@ from chat.question import (
     defined_term,
     figure_label,
     first_author,
+    mentions,
     paper_names,
     standalone_from_reply,
     surname,
@@ -710,3 +711,15 @@ def test_it_after_a_preposition_is_the_thing_just_defined():
     assert analyse("How are writes applied to it?", ("What is an SSTable?", ())).query == (
         "How are writes applied to the SSTable?"
     )
+
+
+def test_a_quoted_title_is_swapped_whole_with_its_quotes_and_article():
+    trial = PaperRef(
+        13, "An Eight-Week Mindfulness Programme for Burnout in Intensive Care Nurses", "Kenji Nakamura", 2023
+    )
+    previous = ("How many participants were in the mindfulness study?", (13,))
+    analysis = analyse_in([trial, NURSES, DESKS], "What about the standing desk study?", previous)
+    assert analysis.query == f"How many participants were in \u201c{DESKS.title}\u201d?"
+    quoted = f"Who funded \u201c{trial.title}\u201d?"
+    (mention,) = mentions(quoted, [trial, NURSES, DESKS])
+    assert quoted[mention.start : mention.end] == f"\u201c{trial.title}\u201d"
