@@ -40,13 +40,21 @@ import numpy as np
 import Stemmer
 
 from chat.citations import neutralise_paper_markers
-from chat.question import AnswerType, QuestionAnalysis, asked_thing, classify_answer_type, defined_term
+from chat.question import (
+    DIMENSIONS,
+    AnswerType,
+    QuestionAnalysis,
+    asked_thing,
+    classify_answer_type,
+    defined_term,
+)
 from indexing.chunking import dehyphenate, is_heading
 from indexing.lexical import tokenize
 from indexing.retrieval import Reference, caption_pattern
 
 MIN_SENTENCE_CHARS = 30
 MIN_LINE_CHARS = 12
+MIN_ROW_CHARS = 4
 MAX_LINE_CHARS = 160
 MIN_CJK_CHARS = 6
 MAX_SENTENCE_CHARS = 500
@@ -100,6 +108,17 @@ class Status(StrEnum):
     NO_PAPERS = "no_papers"
 
 
+def _with_column_names(row: str, header: str) -> str:
+    """*row* with each numeric cell followed by its column's name from *header*, when the header has
+    one word per column (a label column, then one per cell); else *row* as it is."""
+    cells = re.findall(rf"(?<=\s){_CELL}(?=\s|$)", row)
+    names = header.split()
+    if not cells or len(names) != len(cells) + 1:
+        return row
+    label = row[: row.index(cells[0])].strip() if cells[0] in row else row
+    return " ".join([label, *(f"{cell} {name}" for cell, name in zip(cells, names[1:], strict=True))])
+
+
 @dataclass(frozen=True)
 class Sentence:
     """A quotable unit of a passage: a sentence, a line (table row, short line) or a window of two
@@ -118,7 +137,12 @@ class Sentence:
 
     @property
     def matchable(self) -> str:
-        return f"{self.text} {self.context}" if self.context else self.text
+        """The text matched against a question: a table row with its header, each cell followed by
+        its column's name when the header has one per cell ("Dedupe 41" under "System Minutes" ->
+        "Dedupe 41 Minutes System Minutes"), so that a cell reads in its column's unit."""
+        if not self.context:
+            return self.text
+        return f"{_with_column_names(self.text, self.context)} {self.context}"
 
 
 @dataclass(frozen=True)
@@ -219,6 +243,20 @@ _CELL = r"[-+±]?\(?\d[\d.,]*[kKMB]?%?\)?[†‡*]?"
 # A table row: a label, then at least two numeric cells ("Marlin 0.850 0.760 0.802", "Papers w/
 # DOIs 52.2M (64.3%)").
 _TABLE_ROW = re.compile(rf"^(?=.*[^\W\d_])[^\n]{{1,80}}?(?:\s+{_CELL}){{2,}}\s*$")
+# A row of a two-column table: a label without commas, then one numeric cell ("Dedupe 41").
+_PAIR_ROW = re.compile(rf"^(?=.*[^\W\d_])[^,.;:!?]{{1,60}}?\s{_CELL}\s*$")
+
+
+def table_rows(lines: Sequence[str]) -> set[int]:
+    """The indexes of *lines* (whitespace folded) that are table rows: a label and two or more
+    numeric cells (`_TABLE_ROW`), or a label and one cell in a run of two or more such lines (a
+    two-column table: "Marlin 14", "Dedupe 41"; one line alone, "Figure 2 shows 3", is none)."""
+    rows = {k for k, line in enumerate(lines) if _TABLE_ROW.match(line)}
+    pairs = [bool(_PAIR_ROW.match(line)) for line in lines]
+    for k, pair in enumerate(pairs):
+        if pair and ((k > 0 and pairs[k - 1]) or (k + 1 < len(pairs) and pairs[k + 1])):
+            rows.add(k)
+    return rows
 
 
 # A reference list runs over many lines; a passage of fewer is prose or a short page ("... in 2010 ...").
@@ -353,16 +391,22 @@ def is_signpost(text: str) -> bool:
     return bool(_SIGNPOST.search(text))
 
 
-def is_quotable_line(line: str, *, acknowledgements: bool = False) -> bool:
+# A setting stated as a label and a value with a number: "Maximum crawl depth: 6 links".
+_KEY_VALUE = re.compile(r"^[A-Z][^:.!?\d]{2,40}:\s+(?=[^:]*\d)[^:]{1,60}$")
+
+
+def is_quotable_line(line: str, *, acknowledgements: bool = False, row: bool = False) -> bool:
     """A line worth quoting as it stands though it is no prose sentence: a table row (a label and
-    two or more numbers) or a short complete line (three words or more, ending in a stop); no
-    acknowledgement unless *acknowledgements*."""
+    two or more numbers, or *row*: a line `table_rows` found, "Dedupe 41"), a label and a value with
+    a number ("Maximum crawl depth: 6 links") or a short complete line (three words or more,
+    ending in a stop); no acknowledgement unless *acknowledgements*."""
     line = line.strip()
-    if not MIN_LINE_CHARS <= len(line) <= MAX_LINE_CHARS or _BIBLIOGRAPHY.search(line) or _CAPTION.search(line):
+    shortest = MIN_ROW_CHARS if row else MIN_LINE_CHARS
+    if not shortest <= len(line) <= MAX_LINE_CHARS or _BIBLIOGRAPHY.search(line) or _CAPTION.search(line):
         return False
     if _BOILERPLATE.search(line) or (not acknowledgements and _ACKNOWLEDGEMENT.search(line)):
         return False
-    if _TABLE_ROW.match(line):
+    if row or _TABLE_ROW.match(line) or _KEY_VALUE.match(line):
         return True
     one_sentence = len(_SPLIT.split(line)) == 1 and not re.match(r"^\d+[A-Z]", line)
     return one_sentence and len(line.split()) >= 3 and line[-1] in ".!?" and (line[0].isupper() or line[0].isdigit())
@@ -409,18 +453,18 @@ def candidate_sentences(references: Sequence[Reference], *, acknowledgements: bo
                     if text != whole:
                         headers[text] = whole[: -len(text)].strip()
             previous = header = ""
-            for line in lines:
-                text = " ".join(line.split())
-                if _TABLE_ROW.match(text):
+            folded = [" ".join(line.split()) for line in lines]
+            rows = table_rows(folded)
+            for k, text in enumerate(folded):
+                if k in rows:
                     headers[text] = header
                 elif text:
                     header = text if len(text) <= MAX_LINE_CHARS else ""
                 # A line is quoted whole only where it starts a sentence: never a fragment of prose.
-                starts = (
-                    not previous or previous[-1] in ".!?:" or bool(_TABLE_ROW.match(text) or _TABLE_ROW.match(previous))
-                )
+                starts = not previous or previous[-1] in ".!?:" or k in rows or k - 1 in rows
                 contained = any(text in s or s in text for _, s in found)
-                if text and starts and not contained and is_quotable_line(text, acknowledgements=acknowledgements):
+                quotable = is_quotable_line(text, acknowledgements=acknowledgements, row=k in rows)
+                if text and starts and not contained and quotable:
                     found.append((len(splits) + len(found), text))
                 previous = text or previous
             for position, text in found:
@@ -762,6 +806,7 @@ def _asked_phrases(question: str, patterns: Sequence[re.Pattern[str]]) -> Iterat
 # A title in quotes names a paper ("In \u201cSleep Onset Latency in Adolescents\u201d, how many withdrew?"):
 # its words are not what the question asks for.
 _QUOTED_TITLE = re.compile(r"\u201c[^\u201d]*\u201d")
+_HOW_DIMENSION = re.compile(r"\bhow (" + "|".join(DIMENSIONS) + r")\b", re.IGNORECASE)
 
 
 def asked_terms(question: str) -> list[str]:
@@ -771,7 +816,11 @@ def asked_terms(question: str) -> list[str]:
     quotes is left out."""
     question = _QUOTED_TITLE.sub(" ", question)
     found = next((f for f in _asked_phrases(question, (_HOW_MANY_X, _WHAT_X, _WHAT_AUX_X, _WHICH_X)) if f), None)
-    return found or [t for t in terms(question) if t not in _ASKING]
+    if found:
+        return found
+    # "How deep does the crawler crawl?" asks for a depth.
+    dimensions = [_stem(DIMENSIONS[m.casefold()]) for m in _HOW_DIMENSION.findall(question)]
+    return list(dict.fromkeys(dimensions + [t for t in terms(question) if t not in _ASKING]))
 
 
 # Heads of an asked phrase that a sentence answering it need not repeat ("What is the purpose of
@@ -815,11 +864,17 @@ _MEASURES = frozenset(
 )
 
 
+# Measures a question's wording names only when it asks for an amount: "What does Amazon charge per
+# gigabyte?" asks for money, as "How much power ...?" does.
+_UNIT_MEASURES = frozenset({"money", "power", "temperature"})
+
+
 def answer_type(analysis: QuestionAnalysis) -> AnswerType:
     """The analysis's answer type, read as a quantity when the asked terms name a measure ("What
-    chunk size does GFS use?", which the question's wording alone does not mark as one)."""
-    if analysis.answer_type in (AnswerType.OTHER, AnswerType.ENTITY, AnswerType.DEFINITION) and any(
-        t in _MEASURES for t in asked_terms(analysis.query)
+    chunk size does GFS use?", which the question's wording alone does not mark as one) or it asks
+    in a measure's own words (`_UNIT_MEASURES`: "What does Amazon charge ...?")."""
+    if analysis.answer_type in (AnswerType.OTHER, AnswerType.ENTITY, AnswerType.DEFINITION) and (
+        any(t in _MEASURES for t in asked_terms(analysis.query)) or asked_measure(analysis.query) in _UNIT_MEASURES
     ):
         return AnswerType.QUANTITY
     return analysis.answer_type
@@ -983,8 +1038,15 @@ _FUNDING = frozenset(
     for w in "fund funds funded funding funder funders support supported sponsor sponsors sponsored grant grants "
     "granted finance financed financing".split()
 )
+# Words for choosing one of several: "How do the servers choose a master?" is answered by "The
+# replicas use a distributed consensus protocol to elect a master".
+_CHOOSING = frozenset(
+    _stem(w)
+    for w in "choose chooses choosing chose chosen elect elects elected electing election select selects selected "
+    "selecting selection pick picks picked appoint appoints appointed".split()
+)
 # Classes of words a question and its evidence may use interchangeably.
-_TERM_CLASSES = (_PEOPLE, _FUNDING)
+_TERM_CLASSES = (_PEOPLE, _FUNDING, _CHOOSING)
 
 
 def with_classes(
@@ -1003,9 +1065,12 @@ def with_classes(
 def term_classes(analysis: QuestionAnalysis) -> tuple[frozenset[str], ...]:
     """The word classes that match as one for *analysis*'s question: people for a count ("How many
     participants ...?"; "Which study had 43 students?" names its students), funding words for a
-    question about funding (`asks_about_funding`)."""
+    question about funding (`asks_about_funding`), words for choosing for a question about a choice
+    ("How do they choose a master?" matches "elect a master")."""
     counts = answer_type(analysis) == AnswerType.QUANTITY and asked_measure(analysis.query) in ("count", "")
-    return tuple(c for c, wanted in ((_PEOPLE, counts), (_FUNDING, asks_about_funding(analysis.query))) if wanted)
+    chooses = bool(_CHOOSING & set(key_stems(analysis)))
+    wanted = ((_PEOPLE, counts), (_FUNDING, asks_about_funding(analysis.query)), (_CHOOSING, chooses))
+    return tuple(c for c, asked in wanted if asked)
 
 
 def quantity_fit(text: str, measure: str, counted: Collection[str] = ()) -> float:
@@ -1635,6 +1700,57 @@ def missing_names(analysis: QuestionAnalysis, texts: Sequence[str], titles: Sequ
     ] + [year for year in _ASKED_YEAR.findall(analysis.query) if not re.search(rf"\b{year}\b", haystack)]
 
 
+# Prepositions whose phrase says which figure is asked for: "across *continents*", "on a
+# *wide-area network*" ("to" is left out: "to extract text" is a purpose, no qualifier).
+_QUALIFYING = frozenset(
+    "of in on for with from at per about into over under across during within between among".split()
+)
+
+
+def _phrase_words(question: str) -> list[str]:
+    """The words of *question*'s prepositional phrases (`_QUALIFYING`), up to three after each
+    preposition, determiners skipped."""
+    words = re.findall(r"[\w-]+", question)
+    out: list[str] = []
+    for k, word in enumerate(words):
+        if word.casefold() not in _QUALIFYING:
+            continue
+        phrase = [w for w in words[k + 1 : k + 5] if w.casefold() not in _DETERMINERS]
+        for w in phrase[:3]:
+            if w.casefold() in _QUALIFYING or re.fullmatch(_AUX, w.casefold()):
+                break
+            out.append(w)
+    return out
+
+
+def missing_qualifiers(analysis: QuestionAnalysis, texts: Sequence[str]) -> list[str]:
+    """Words of a quantity or entity question, as it writes them, that none of *texts* (the
+    passages) contains, when they say which figure or name is asked for: a modifier of the asked
+    thing ("font" in "Which font size does Paper Plain use ...?", where the passages give only
+    sample sizes), or, for a quantity, two words or more of its prepositional phrases ("continents",
+    "wide-area" in "What leader election latency does Raft achieve across continents on a wide-area
+    network?"). A
+    figure or a name the passages give is then about something else. [] for other questions."""
+    if answer_type(analysis) not in (AnswerType.QUANTITY, AnswerType.ENTITY):
+        return []
+    present = set(terms(" ".join(texts)))
+    key = set(key_stems(analysis)) - _ASKING
+
+    def absent(word: str) -> bool:
+        stems = set(terms(word))
+        if not stems or not stems <= key or word.isdigit() or word.casefold() in _ASKING:
+            return False
+        return not (stems | set(terms(word.removesuffix("s")))) & present  # "PDFs" where passages say "PDF"
+
+    query = _QUOTED_TITLE.sub(" ", analysis.query)
+    modifiers = set(_asked_thing_terms(analysis.query)[:-1])
+    unnamed = [w for w in re.findall(r"[\w-]+", query) if set(terms(w)) & modifiers and absent(w)]
+    in_phrases = [w for w in _phrase_words(query) if absent(w)]
+    if len(in_phrases) < 2 or answer_type(analysis) != AnswerType.QUANTITY:
+        in_phrases = []
+    return list(dict.fromkeys(unnamed + in_phrases))
+
+
 # A sentence that opens by pointing back at the one before it ("To address these issues, Dynamo uses a
 # variant of consistent hashing", "This allows ...", "As a result, ..."): alone, the quote hides what it
 # answers to.
@@ -1724,9 +1840,13 @@ def compose_answer(
     if not chosen:
         return ExtractiveAnswer(text="", status=Status.NOT_STATED)
     labels = titles or {}
-    missing = missing_names(analysis, texts or [c.text for c in candidates], [c.title for c in candidates])
+    passages = texts or [c.text for c in candidates]
+    missing = missing_names(analysis, passages, [c.title for c in candidates])
     stated = any(s.states for s in chosen)
     if missing and not _asks_beyond(analysis, missing):
+        stated = False
+    unmentioned = [] if missing or not stated else missing_qualifiers(analysis, passages)
+    if unmentioned and not _asks_beyond(analysis, unmentioned):
         stated = False
     sentences = [
         AnswerSentence(text=f"“{s.candidate.text}” [{s.candidate.n}]", citations=(s.candidate.n,), supported=s.states)
@@ -1759,6 +1879,8 @@ def compose_answer(
             sentences += [AnswerSentence(text=gap, not_stated=True) for gap in gaps]
     else:
         line = not_stated_sentence(analysis, candidates, missing)
+        if unmentioned:
+            line += f" No passage mentions {_listing(unmentioned)}."
         head = [line, "Related passages (they do not answer the question):"]
         sentences = [AnswerSentence(text=line, not_stated=True)] + [replace(s, supported=False) for s in sentences]
         status = Status.NOT_STATED

@@ -105,7 +105,8 @@ _QUANTITY_NOUNS = (
     r"participants|replicas|nodes|servers|machines|temperature|temperatures|percent|percentage"
 )
 _QUANTITY = re.compile(
-    r"\b(?:how (?:many|much|long|large|big|fast|often|small|far|high|low|quickly|frequently)|"
+    r"\b(?:how (?:many|much|long|large|big|fast|often|small|far|high|low|quickly|frequently|deep|wide|tall|heavy|"
+    r"old)|"
     r"at what (?:rate|size|speed|temperature|frequency|cost)|by how (?:much|many)|in what year|"
     r"what (?:percentage|fraction|proportion)|"
     rf"(?:what|which)(?: (?:is|are|was|were|'s))?(?: the| a| an| its| their)?(?: [\w-]+){{0,3}}? "
@@ -182,13 +183,37 @@ _PASSIVE_THING = re.compile(
 )
 
 
+# "What servers make up a Chubby cell?", "Which filters remove the most papers?": plural things as
+# the subject of a plural verb (no auxiliary).
+_SUBJECT_THINGS = re.compile(
+    r"^(?:what|which)\s+(?!(?:happens|goes|means|matters|remains|follows|changes|comes|causes|is|was|does|has)\b)"
+    r"(?P<thing>(?:[a-z][\w-]*\s+)?[a-z][\w-]*[^s\W]s)\s+(?=[a-z]+(?<![^s]s)(?<!ed)\s)",
+    re.IGNORECASE,
+)
+
+
+# "Which cloud provider hosts the servers?": a thing, its verb, then the verb's object.
+_SUBJECT_THING = re.compile(
+    r"^(?:what|which)\s+(?!(?:happens|goes|means|matters|remains|follows|changes|comes|causes|is|are|was|were|"
+    r"does|do|did|has|have|can|could|will|would|should|kind|sort|type)\b)"
+    r"(?P<thing>[a-z][\w-]*(?:\s+[a-z][\w-]*)?)\s+(?!(?:is|are|was|were|does|do|did|has|have|can|will)\b)"
+    r"[a-z]+\s+(?:the|a|an|its|their|each|every)\b",
+    re.IGNORECASE,
+)
+
+
 def asked_thing(question: str, papers: Sequence[PaperRef] = ()) -> str | None:
     """The thing a "what X"/"which X" question asks for, as written ("What similarity score is used
     for bibliography linking?" -> "similarity score"), or the subject of a passive how/why question
     ("How is the similarity score computed?" -> "similarity score"); None when there is none, or it
     names a paper or the papers themselves ("Which paper introduced Raft?")."""
     question = _without_lead_in(question)
-    match = _ASKED_THING.match(question) or _PASSIVE_THING.match(question)
+    match = (
+        _ASKED_THING.match(question)
+        or _PASSIVE_THING.match(question)
+        or _SUBJECT_THINGS.match(question)
+        or _SUBJECT_THING.match(question)
+    )
     if match is None:
         return None
     thing = match.group("thing")
@@ -255,14 +280,29 @@ _PAPER_WORDS = frozenset(
 _NON_TERMS = _FUNCTION_WORDS | _LIGHT_VERBS | _PAPER_WORDS
 
 
+# The noun a paper states a dimension with, by the adjective a question asks "how ..." with: "How
+# deep does the crawler crawl?" is answered by "Maximum crawl depth: 6 links".
+DIMENSIONS = {
+    "deep": "depth", "wide": "width", "tall": "height", "heavy": "weight", "old": "age", "far": "distance",
+    "large": "size", "big": "size",
+}  # fmt: skip
+
+
 def key_terms(text: str) -> tuple[str, ...]:
     """The content words of *text*, lower case, in order, without repeats: no function words,
-    question words, light verbs or paper words ("paper", "authors", "compare")."""
+    question words, light verbs or paper words ("paper", "authors", "compare"). An adjective asked
+    with "how" brings its dimension's noun (`DIMENSIONS`: "how deep" -> "deep", "depth")."""
     terms: list[str] = []
+    previous = ""
     for word in _WORD.findall(text):
         folded = word.casefold().replace("\u2019", "'")
         if folded.endswith("'s"):
             folded = folded[:-2]
+        dimension = DIMENSIONS.get(folded) if previous == "how" else None
+        previous = folded
+        if dimension and dimension not in terms:
+            terms += [t for t in (folded, dimension) if t not in terms and t not in _NON_TERMS]
+            continue
         if folded in _NON_TERMS or folded in terms or (len(folded) < 2 and not folded.isdigit()):
             continue
         terms.append(folded)
@@ -592,7 +632,17 @@ _PASSIVE_IT = re.compile(r"\b(?:is|was)\s+it\b", re.IGNORECASE)
 _OBJECT_IT = re.compile(r"\b(?:of|about|to|with|for|from|on|into|by)\s+it\b", re.IGNORECASE)
 # "Which of them removes the most?", "How are they applied?": a plural thing asked for, not the
 # authors of the paper ("Why did they choose ...?").
-_THING_THEY = re.compile(r"\bof\s+them\b|\bthey(?=\s+(?:are|were)\b)|\b(?:are|were)\s+they\b", re.IGNORECASE)
+# "How do they choose a master?" after "What servers make up a Chubby cell?": the servers acting, in
+# the present tense, with a verb no author does to a paper ("did they find", "do they propose").
+_RESEARCH_VERBS = (
+    r"find|found|propose|argue|claim|show|conclude|evaluate|measure|study|report|write|recruit|suggest|"
+    r"compare|test|survey|interview|describe|present|introduce|mean|say|think|believe|cite|use|build|implement"
+)
+_THING_THEY = re.compile(
+    r"\bof\s+them\b|\bthey(?=\s+(?:are|were)\b)|\b(?:are|were)\s+they\b"
+    rf"|\b(?:do|can|will|would)\s+they(?=\s+(?!(?:{_RESEARCH_VERBS})\b)[a-z]+\b)",
+    re.IGNORECASE,
+)
 # "it" as the subject of a clause inside the question ("What happens when it fails?").
 _CLAUSE_IT = re.compile(
     r"\bit\b(?=\s+(?:is|was|has|can|cannot|will|would|does|did|becomes|became|fails|failed|crashes|"
@@ -1043,7 +1093,8 @@ def analyse_question(question: str, *, history: Sequence[Turn], papers: Sequence
 # Chubby depend on each other?", "Compare how GFS and Bigtable use Chubby."
 _RELATION = re.compile(r"\b(?:each other|one another|interact(?:s|ion)?)\b", re.IGNORECASE)
 _RELATION_VERB = (
-    r"(?:use|uses|using|used by|rel(?:y|ies|ying) on|depends? on|built on|builds? on|on top of|stored? in"
+    r"(?:use|uses|using|used by|(?:use|usage|reliance|dependence|dependency) (?:of|on)"
+    r"|rel(?:y|ies|ying) on|depends? on|built on|builds? on|on top of|stored? in"
     r"|relates? to|related to|based on|derived from|derives? from|extends?)"
 )
 

@@ -47,7 +47,8 @@ def scored_answer(refs, question, *, dense=None, **analysis_fields):
     candidates = candidate_sentences(refs)
     candidates += candidate_windows(candidates)
     cosines = np.full(len(candidates), 0.5) if dense is None else dense(candidates)
-    return compose_answer(score_candidates(candidates, analysis, cosines), analysis)
+    texts = [ref.text for ref in refs]
+    return compose_answer(score_candidates(candidates, analysis, cosines), analysis, texts=texts)
 
 
 def relation_answer(refs, question, names, key_terms):
@@ -1508,3 +1509,97 @@ def test_who_did_something_is_stated_only_where_the_doing_is():
     meters = "Class 1 sound level meters (Bruel & Kjaer 2250) were mounted at the centre of each classroom."
     assert not states_fact(meters, part, asked_terms(part.query))
     assert states_fact("The meters were calibrated by Acustica Lisboa.", part, asked_terms(part.query))
+
+
+def test_a_two_column_tables_row_answers_in_its_columns_unit():
+    refs = [
+        reference(
+            1,
+            1,
+            "Table 4: Running time per million records.\nSystem Minutes\nMarlin 14\nDedupe 41\nMagellan 29",
+            title="Marlin",
+        )
+    ]
+    answer = scored_answer(refs, "How many minutes does Dedupe need per million records?")
+    assert "“System Minutes” [1]\n" in answer.text
+    assert "“Dedupe 41” [1]" in answer.text
+    assert answer.status == Status.ANSWERED
+
+
+def test_a_lone_label_and_number_is_no_table_row():
+    refs = [reference(1, 1, "We ran it twice.\nFigure 2 shows 3\nThe rest is prose that ends here.")]
+    assert all(c.text != "Figure 2 shows 3" for c in candidate_sentences(refs))
+
+
+def test_a_setting_line_answers_a_how_deep_question_by_its_dimension():
+    refs = [reference(1, 1, "Maximum crawl depth: 6 links", title="Lantern")]
+    answer = scored_answer(refs, "How deep does the Lantern crawler crawl?")
+    assert "“Maximum crawl depth: 6 links” [1]" in answer.text
+    assert answer.status == Status.ANSWERED
+
+
+def test_a_price_question_is_not_stated_by_a_sentence_without_money():
+    refs = [
+        reference(
+            1,
+            1,
+            "Dynamo has been the underlying storage technology for a number of the core services in Amazon's "
+            "e-commerce platform. It stores 10 GB per node.",
+            title="Dynamo",
+        )
+    ]
+    assert scored_answer(refs, "What does Amazon charge per gigabyte stored in Dynamo?").status == Status.NOT_STATED
+    priced = [reference(1, 1, "Amazon charges $0.10 per gigabyte stored in Dynamo each month.", title="Dynamo")]
+    assert scored_answer(priced, "What does Amazon charge per gigabyte stored in Dynamo?").status == Status.ANSWERED
+
+
+@pytest.mark.parametrize(
+    ("question", "missing"),
+    [
+        # The passage gives sample sizes, no font size.
+        ("Which font size does Paper Plain use for its definitions?", "font"),
+        # The latency of one data centre, no wide-area figure.
+        ("What leader election latency does Raft reach across continents on a wide-area network?", "continents"),
+    ],
+)
+def test_a_figure_about_something_the_passages_never_mention_is_not_stated(question, missing):
+    refs = [
+        reference(
+            1,
+            1,
+            "Paper Plain shows definitions for 24 sample sizes. With an election timeout of 12-24ms, it takes "
+            "only 35ms on average to elect a leader in Raft.",
+            title="Paper Plain",
+        )
+    ]
+    answer = scored_answer(refs, question)
+    assert answer.status == Status.NOT_STATED
+    assert f"No passage mentions {missing}" in answer.text
+
+
+def test_a_figure_whose_qualifiers_the_passages_mention_is_answered():
+    refs = [reference(1, 1, "With an election timeout of 12-24ms, it takes only 35ms on average to elect a leader.")]
+    answer = scored_answer(refs, "What leader election latency does Raft reach with a 12-24ms timeout?")
+    assert answer.status == Status.ANSWERED
+
+
+def test_choosing_is_stated_by_electing_selecting_or_appointing():
+    question = analysis_for("How are leaders chosen?")
+    asked = asked_terms(question.query)
+    assert states_fact("The replicas elect a master by a distributed consensus protocol.", question, asked)
+    assert states_fact("One replica is appointed master for a lease period.", question, asked)
+    assert not states_fact("The master stores the metadata of every cell.", question, asked)
+
+
+def test_a_name_of_another_kind_than_the_one_asked_for_is_not_stated():
+    refs = [
+        reference(
+            1,
+            1,
+            "We have implemented Raft as part of a replicated state machine that stores configuration "
+            "information for RAMCloud. Raft uses a collection of servers communicating with RPCs.",
+        )
+    ]
+    answer = scored_answer(refs, "Which cloud provider hosts the servers of the Raft implementation?")
+    assert answer.status == Status.NOT_STATED
+    assert "No passage mentions cloud." in answer.text

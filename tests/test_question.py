@@ -8,6 +8,7 @@ from chat.question import (
     AnswerType,
     PaperRef,
     analyse_question,
+    asked_thing,
     classify_answer_type,
     cut_mentions,
     defined_term,
@@ -136,6 +137,8 @@ def test_a_question_about_one_paper_is_no_comparison(question):
         ("What is the lease timeout in Chubby?", AnswerType.QUANTITY),
         ("What range of election timeouts does Raft use?", AnswerType.QUANTITY),
         ("What fanout do the authors use?", AnswerType.QUANTITY),
+        ("How deep does the crawler crawl?", AnswerType.QUANTITY),
+        ("How old were the participants?", AnswerType.QUANTITY),
         ("What is Paxos?", AnswerType.DEFINITION),
         ("Define linearizability", AnswerType.DEFINITION),
         ("Which system stores its logs in GFS?", AnswerType.ENTITY),
@@ -155,6 +158,12 @@ def test_answer_types(question, answer_type):
 def test_key_terms_leave_out_question_words_light_verbs_and_the_named_paper():
     assert analyse("What chunk size does GFS use?").key_terms == ("chunk", "size")
     assert analyse("What fanout do the authors use?").key_terms == ("fanout",)
+
+
+def test_an_adjective_asked_with_how_brings_its_dimensions_noun():
+    assert analyse("How deep does the crawler crawl?").key_terms == ("deep", "depth", "crawler", "crawl")
+    assert analyse("How old were the participants?").key_terms == ("old", "age", "participants")
+    assert "length" not in analyse("How long did the sort take?").key_terms  # a time, not a length
 
 
 def test_a_name_two_papers_share_is_cut_once():
@@ -531,6 +540,12 @@ def test_relate_to_asks_how_papers_bear_on_one_another():
     assert {"raft", "paxos"} <= set(analysis.key_terms)
 
 
+def test_the_use_of_a_named_paper_asks_how_the_others_bear_on_it():
+    analysis = analyse("How do Bigtable and Chubby each describe their use of GFS?")
+    assert {"bigtable", "chubby", "gfs"} <= set(analysis.key_terms)
+    assert (BIGTABLE.paper_id, "How do Bigtable each describe their use of GFS?") in analysis.paper_queries
+
+
 def test_a_comparison_of_each_paper_on_its_own_gets_a_query_per_paper():
     analysis = analyse("How do Raft and Chubby each use leases?")
     assert analysis.related_names == ()
@@ -581,6 +596,12 @@ def test_it_as_an_object_and_them_as_a_group_are_the_things_the_previous_questio
     assert analyse_in([S2ORC], "How are they applied?", filters).query == "How are the filters applied in S2ORC?"
     # "They" acting is still the paper's authors; "them" after a comparison, its papers.
     assert analyse_in([S2ORC], "Why did they choose GROBID?", tools).query == "Why did S2ORC choose GROBID?"
+    assert analyse_in([S2ORC], "What do they propose?", tools).query == "What do S2ORC propose?"
+    # Things acting in the present are the things: the servers choose a master, not Chubby's authors.
+    servers = ("What servers make up a Chubby cell?", (CHUBBY.paper_id,))
+    analysis = analyse("How do they choose a master?", servers)
+    assert analysis.query == "How do the servers choose a master in Chubby?"
+    assert analysis.named_paper_ids == (CHUBBY.paper_id,)
     previous = ("How do Raft and Chubby elect a leader?", (RAFT.paper_id, CHUBBY.paper_id))
     assert analyse("Which of them is faster?", previous).named_paper_ids == (RAFT.paper_id, CHUBBY.paper_id)
 
@@ -723,3 +744,19 @@ def test_a_quoted_title_is_swapped_whole_with_its_quotes_and_article():
     quoted = f"Who funded \u201c{trial.title}\u201d?"
     (mention,) = mentions(quoted, [trial, NURSES, DESKS])
     assert quoted[mention.start : mention.end] == f"\u201c{trial.title}\u201d"
+
+
+@pytest.mark.parametrize(
+    ("question", "thing"),
+    [
+        ("What similarity score is used for bibliography linking?", "similarity score"),
+        ("What servers make up a Chubby cell?", "servers"),
+        ("Which cloud provider hosts the servers of LogCabin?", "cloud provider"),
+        ("What does the master store?", None),
+        ("What happens when the master fails?", None),
+        ("What has changed?", None),
+        ("Which paper introduced the term?", None),
+    ],
+)
+def test_the_asked_thing_is_the_noun_phrase_a_what_or_which_question_asks_for(question, thing):
+    assert asked_thing(question) == thing
