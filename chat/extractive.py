@@ -361,9 +361,16 @@ def is_cjk(text: str) -> bool:
     return len(_CJK.findall(text)) >= 0.3 * max(1, len(text.replace(" ", "")))
 
 
+# A footnote glued into a sentence by the column layout: its number, then its first word ("... no
+# associated PDF and 13Unpaywall 2019-04-19 data dump 14We use the cld2 tool ..."); not a unit
+# ("1Gbit/s", "4KB").
+_GLUED_FOOTNOTE = re.compile(r"(?<=\s)\d{1,2}(?!(?:G|M|K|T|k)(?:bit|byte|Hz|B|b)s?\b)[A-Z][a-z]{2,}")
+
+
 def is_quotable(text: str, *, acknowledgements: bool = False) -> bool:
     """A whole prose sentence: starts with a capital (or bracket), ends with a stop, mostly letters
-    (not a table row), not a bibliography entry, not a footnote glued to its number ("2We ..."),
+    (not a table row), not a bibliography entry, not a footnote glued to its number ("2We ...") nor
+    a sentence with one glued inside (`_GLUED_FOOTNOTE`),
     no figure or table caption label inside (figure text glued to prose), no copyright notice, and
     no acknowledgement unless *acknowledgements*. A CJK sentence needs only its length and its
     closing stop (CJK or Latin)."""
@@ -380,7 +387,11 @@ def is_quotable(text: str, *, acknowledgements: bool = False) -> bool:
     if not acknowledgements and _ACKNOWLEDGEMENT.search(text):
         return False
     return not (
-        _BIBLIOGRAPHY.search(text) or re.match(r"^\d+[A-Z]", text) or _CAPTION.search(text) or _BOILERPLATE.search(text)
+        _BIBLIOGRAPHY.search(text)
+        or re.match(r"^\d+[A-Z]", text)
+        or _GLUED_FOOTNOTE.search(text)
+        or _CAPTION.search(text)
+        or _BOILERPLATE.search(text)
     )
 
 

@@ -119,6 +119,13 @@ def test_headings_are_not_glued_into_quotes_and_footnotes_are_not_quoted():
     ]
 
 
+def test_a_sentence_with_a_footnote_glued_inside_is_not_quoted_but_a_unit_is_no_footnote():
+    glued = "We note that many clusters have no associated PDF and 13Unpaywall 2019-04-19 data dump was used."
+    unit = "A Chubby cell might serve ten thousand machines connected by 1Gbit/s Ethernet."
+    assert not is_quotable(glued)
+    assert is_quotable(unit)
+
+
 def test_a_paragraph_heading_without_a_number_is_not_glued_into_a_quote_but_a_table_header_stays():
     text = (
         "The master handles such failures gracefully.\n"
