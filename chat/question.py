@@ -772,6 +772,9 @@ def _strip_lead(text: str) -> str:
     return text[:1].upper() + text[1:] if text else text
 
 
+_ORDINAL_WORDS = frozenset("first second third fourth fifth last".split())
+
+
 def _topic(query: str, papers: Sequence[PaperRef]) -> tuple[str, str]:
     """(noun phrase, verb phrase) of *query*'s topic: its words without question words, auxiliaries
     and paper mentions; the verb phrase keeps a light verb ("handle cluster membership changes"),
@@ -783,8 +786,19 @@ def _topic(query: str, papers: Sequence[PaperRef]) -> tuple[str, str]:
     how = re.match(r"\s*how\s+(?P<word>[\w-]+)", text, re.IGNORECASE)
     if how is not None and how["word"].casefold() not in _QUESTION_WORDS:
         text = text[how.end() :]  # "How big is an SSTable block?" is about the block, not "big"
+    text = re.sub(r"^\s*what\s+(?:happens|happened|happen)\b", " ", text, flags=re.IGNORECASE)
     words = _WORD.findall(text)
-    kept = [w for w in words if w.casefold() not in _QUESTION_WORDS and w.casefold() not in _PAPER_WORDS]
+
+    def kept_word(k: int, word: str) -> bool:
+        folded = word.casefold()
+        if folded in _QUESTION_WORDS:
+            return False
+        if folded in _ORDINAL_WORDS:  # "the first phase" is a topic, "the first paper" names a paper
+            following = words[k + 1].casefold() if k + 1 < len(words) else ""
+            return bool(following) and following not in _PAPER_WORDS
+        return folded not in _PAPER_WORDS
+
+    kept = [w for k, w in enumerate(words) if kept_word(k, w)]
     verb = next((w for w in kept if w.casefold() in _LIGHT_VERBS), "")
     noun = [w for w in kept if w.casefold() not in _LIGHT_VERBS]
     while noun and noun[0].casefold() in _FUNCTION_WORDS:
@@ -867,6 +881,10 @@ def _resolve_references(
             if names_own:  # "Raft and Paxos: how do they differ?" refers to its own papers
                 return match.group(0)
             pronoun = match.group("group").casefold() in ("they", "them", "their")
+            if match.group("group").casefold() == "them" and len(previous.focus) == 1:
+                # "Which servers take them?" after "How does Raft keep its log short?": things the
+                # answer named (snapshots), not the paper or its authors; left as it is.
+                return match.group(0)
             if pronoun and len(previous.focus) == 1:
                 # "Why did they choose ...?" after a question about one paper: its authors.
                 chosen = list(previous.focus)
@@ -1004,6 +1022,12 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
 
     closing = _CLOSING_SUBJECT.search(question)
     subject = _fronted_subject(previous.query) if closing is not None else ""
+    if (
+        closing is not None
+        and re.match(r"(?i)(?:is|was|are|were)\b", closing.group(0))
+        and asked_thing(previous.query, papers)
+    ):
+        subject = ""  # "Why is that useful?" after "What ordering guarantee does MapReduce give?": the guarantee
     if not cut_mentions(subject, papers).strip():
         subject = ""  # "What does that cost?" after "What chunk size does GFS use?" is about the chunk size
     if closing is not None and subject:  # "How long did it take?" after "How many machines did the sort use?"
@@ -1034,7 +1058,11 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
         return _Resolved(query=query, focus=focus, pool=previous.pool, comparison=comparison)
 
     query = _DO_IT.sub(verb_phrase, text) if verb_phrase else text
-    if noun_phrase:
+    thing = asked_thing(previous.query, papers)
+    if thing and not new_papers and _TOPIC_PRONOUN.search(query):
+        # "Why is that useful?" after "What ordering guarantee does MapReduce give ...?": the guarantee.
+        query = _TOPIC_PRONOUN.sub(f"the {thing}", query, count=1)
+    elif noun_phrase:
         # The topic without the words the follow-up says itself: "How long did that take?" after "How
         # long did the evaluation take?" is "How long did the evaluation take?", not "... long the
         # evaluation take take?".

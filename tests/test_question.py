@@ -719,7 +719,7 @@ def test_it_after_a_question_defining_a_paper_is_that_paper(follow_up, query):
             "How long did deploying ZooKeeper take?",
         ),
         # Its subject is only the paper: "that" is what it asked for.
-        ("What chunk size does GFS use?", "What does that cost?", "What does chunk size cost in GFS?"),
+        ("What chunk size does GFS use?", "What does that cost?", "What does the chunk size cost in GFS?"),
     ],
 )
 def test_it_as_the_subject_of_a_closing_verb_is_the_previous_questions_subject(previous, follow_up, query):
@@ -760,3 +760,22 @@ def test_a_quoted_title_is_swapped_whole_with_its_quotes_and_article():
 )
 def test_the_asked_thing_is_the_noun_phrase_a_what_or_which_question_asks_for(question, thing):
     assert asked_thing(question) == thing
+
+
+def test_that_described_by_an_adjective_is_the_thing_the_previous_question_asked_for():
+    previous = ("What consistency model does ZooKeeper provide for reads?", (ZOOKEEPER.paper_id,))
+    analysis = analyse("Why is that helpful?", previous)
+    assert analysis.query == "Why is the consistency model helpful in ZooKeeper?"
+
+
+def test_them_as_an_object_after_a_question_about_one_paper_is_not_the_paper():
+    analysis = analyse("Who stores them?", ("How does GFS recover its master state?", (GFS.paper_id,)))
+    assert analysis.query == "Who stores them in GFS?"
+    assert analysis.named_paper_ids == (GFS.paper_id,)
+
+
+def test_the_topic_of_a_what_happens_question_keeps_its_ordinal_and_drops_happens():
+    previous = ("What happens in the second step of leader election in Raft?", (RAFT.paper_id,))
+    query = analyse("What does a follower do in it?", previous).query
+    assert "second step" in query
+    assert "happens" not in query
