@@ -780,8 +780,9 @@ def _topic(query: str, papers: Sequence[PaperRef]) -> tuple[str, str]:
     and paper mentions; the verb phrase keeps a light verb ("handle cluster membership changes"),
     the noun phrase does not ("cluster membership changes")."""
     text = query
-    for mention in reversed(mentions(query, papers)):
-        text = text[: mention.start] + " " + text[mention.end :]
+    # A name two papers share ("the Paxos") is one place, cut once.
+    for start, end in reversed(list(dict.fromkeys((m.start, m.end) for m in mentions(query, papers)))):
+        text = text[:start] + " " + text[end:]
     text = re.sub(r"\baccording to\b", " ", text, flags=re.IGNORECASE)
     how = re.match(r"\s*how\s+(?P<word>[\w-]+)", text, re.IGNORECASE)
     if how is not None and how["word"].casefold() not in _QUESTION_WORDS:

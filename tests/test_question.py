@@ -779,3 +779,10 @@ def test_the_topic_of_a_what_happens_question_keeps_its_ordinal_and_drops_happen
     query = analyse("What does a follower do in it?", previous).query
     assert "second step" in query
     assert "happens" not in query
+
+
+def test_a_name_two_papers_share_is_cut_once_from_the_previous_topic():
+    paxos_complex = PaperRef(8, "Paxos Made Moderately Complex", "Robbert van Renesse", 2015)
+    previous = ("What happens in the first phase of the Paxos algorithm?", (PAXOS.paper_id,))
+    query = analyse_in([PAXOS, paxos_complex], "What does an acceptor promise in it?", previous).query
+    assert "first phase of algorithm" in query
