@@ -115,7 +115,7 @@ def _with_column_names(row: str, header: str) -> str:
     names = header.split()
     if not cells or len(names) != len(cells) + 1:
         return row
-    label = row[: row.index(cells[0])].strip() if cells[0] in row else row
+    label = row[: row.index(cells[0])].strip()
     return " ".join([label, *(f"{cell} {name}" for cell, name in zip(cells, names[1:], strict=True))])
 
 
@@ -1740,9 +1740,10 @@ def missing_qualifiers(analysis: QuestionAnalysis, texts: Sequence[str]) -> list
     thing ("font" in "Which font size does Paper Plain use ...?", where the passages give only
     sample sizes), or, for a quantity, two words or more of its prepositional phrases ("continents",
     "wide-area" in "What leader election latency does Raft achieve across continents on a wide-area
-    network?"). A
-    figure or a name the passages give is then about something else. [] for other questions."""
-    if answer_type(analysis) not in (AnswerType.QUANTITY, AnswerType.ENTITY):
+    network?"). A figure or a name the passages give is then about something else. [] for other
+    questions."""
+    kind = answer_type(analysis)
+    if kind not in (AnswerType.QUANTITY, AnswerType.ENTITY):
         return []
     present = set(terms(" ".join(texts)))
     key = set(key_stems(analysis)) - _ASKING
@@ -1757,7 +1758,7 @@ def missing_qualifiers(analysis: QuestionAnalysis, texts: Sequence[str]) -> list
     modifiers = set(_asked_thing_terms(analysis.query)[:-1])
     unnamed = [w for w in re.findall(r"[\w-]+", query) if set(terms(w)) & modifiers and absent(w)]
     in_phrases = [w for w in _phrase_words(query) if absent(w)]
-    if len(in_phrases) < 2 or answer_type(analysis) != AnswerType.QUANTITY:
+    if len(in_phrases) < 2 or kind != AnswerType.QUANTITY:
         in_phrases = []
     return list(dict.fromkeys(unnamed + in_phrases))
 

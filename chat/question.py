@@ -185,8 +185,10 @@ _PASSIVE_THING = re.compile(
 
 # "What servers make up a Chubby cell?", "Which filters remove the most papers?": plural things as
 # the subject of a plural verb (no auxiliary).
+# Verbs in -s that follow "what" with no thing between: "What happens ...?", "What follows?".
+_WHAT_VERBS = r"happens|goes|means|matters|remains|follows|changes|comes|causes"
 _SUBJECT_THINGS = re.compile(
-    r"^(?:what|which)\s+(?!(?:happens|goes|means|matters|remains|follows|changes|comes|causes|is|was|does|has)\b)"
+    rf"^(?:what|which)\s+(?!(?:{_WHAT_VERBS}|is|was|does|has)\b)"
     r"(?P<thing>(?:[a-z][\w-]*\s+)?[a-z][\w-]*[^s\W]s)\s+(?=[a-z]+(?<![^s]s)(?<!ed)\s)",
     re.IGNORECASE,
 )
@@ -194,7 +196,7 @@ _SUBJECT_THINGS = re.compile(
 
 # "Which cloud provider hosts the servers?": a thing, its verb, then the verb's object.
 _SUBJECT_THING = re.compile(
-    r"^(?:what|which)\s+(?!(?:happens|goes|means|matters|remains|follows|changes|comes|causes|is|are|was|were|"
+    rf"^(?:what|which)\s+(?!(?:{_WHAT_VERBS}|is|are|was|were|"
     r"does|do|did|has|have|can|could|will|would|should|kind|sort|type)\b)"
     r"(?P<thing>[a-z][\w-]*(?:\s+[a-z][\w-]*)?)\s+(?!(?:is|are|was|were|does|do|did|has|have|can|will)\b)"
     r"[a-z]+\s+(?:the|a|an|its|their|each|every)\b",
@@ -1023,11 +1025,8 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
 
     closing = _CLOSING_SUBJECT.search(question)
     subject = _fronted_subject(previous.query) if closing is not None else ""
-    if (
-        closing is not None
-        and re.match(r"(?i)(?:is|was|are|were)\b", closing.group(0))
-        and asked_thing(previous.query, papers)
-    ):
+    thing = asked_thing(previous.query, papers)
+    if closing is not None and re.match(r"(?i)(?:is|was|are|were)\b", closing.group(0)) and thing:
         subject = ""  # "Why is that useful?" after "What ordering guarantee does MapReduce give?": the guarantee
     if not cut_mentions(subject, papers).strip():
         subject = ""  # "What does that cost?" after "What chunk size does GFS use?" is about the chunk size
@@ -1059,7 +1058,6 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
         return _Resolved(query=query, focus=focus, pool=previous.pool, comparison=comparison)
 
     query = _DO_IT.sub(verb_phrase, text) if verb_phrase else text
-    thing = asked_thing(previous.query, papers)
     if thing and not new_papers and _TOPIC_PRONOUN.search(query):
         # "Why is that useful?" after "What ordering guarantee does MapReduce give ...?": the guarantee.
         query = _TOPIC_PRONOUN.sub(f"the {thing}", query, count=1)
