@@ -14,8 +14,7 @@ conversation, with its own gold), table, short_line, cjk (generated PDFs); unans
 the papers do not say) and offtopic. `split` is "tune" (used while improving the answerer) or
 "holdout" (kept back from tuning, to check that gains carry over). A holdout is written from the
 papers' text by someone who has not seen the answers, and measured once before any change made for
-it. `benchmarks/questions_unseen.json` holds such questions not yet run: the next holdout, moved
-into `questions.json` when the answerer is measured again.
+it; once measured and studied, it joins the tune split and a fresh holdout takes its place.
 
 Retrieval metrics, per retrieval mode (dense, lexical, hybrid, hybrid without the per-paper cap),
 over the answerable questions' first turns unless said otherwise:
