@@ -47,6 +47,7 @@ from chat.question import (
     asked_thing,
     classify_answer_type,
     defined_term,
+    key_terms,
 )
 from indexing.chunking import dehyphenate, is_heading
 from indexing.lexical import tokenize
@@ -690,10 +691,21 @@ def _quantities(text: str) -> tuple[Quantity, ...]:
             low, high = round(low * 1e9, 3), round(high * 1e9, 3)
         if not unit and match.start() > 0:
             unit = _CURRENCY_SIGNS.get(text[match.start() - 1], "")
-        if not unit and low == high and low.is_integer() and 1900 <= low <= 2099:
+        year_like = not unit and low == high and low.is_integer() and 1900 <= low <= 2099
+        if year_like and not _counts_after(text, match.end()):
             continue
         found.append(Quantity(low, high, unit, match.start(), match.end()))
     return tuple(found)
+
+
+_NEXT_WORD = re.compile(r"\s+([a-z][a-z-]{3,})\b")
+
+
+def _counts_after(text: str, end: int) -> bool:
+    """Whether the number ending at *end* counts the plural noun after it ("2000 lines of code"),
+    so that it is no year though it looks like one ("in 2006 we ...")."""
+    word = _NEXT_WORD.match(text, end)
+    return word is not None and word[1].endswith("s") and _stem(word[1]) != word[1]
 
 
 def normalise_numbers(text: str) -> str:
@@ -928,7 +940,7 @@ def analysis_for(
         answer_type=classify_answer_type(question),
         named_paper_ids=named_ids,
         comparison=len(named_ids) > 1,
-        key_terms=tuple(dict.fromkeys(terms(question))),
+        key_terms=key_terms(question),
     )
 
 
@@ -936,6 +948,23 @@ def analysis_for(
 
 _NAME = re.compile(r"\b[A-Z][a-z]*[A-Z0-9][\w-]*\b|\b[A-Z][a-z]{2,}(?:\s+[A-Z][a-z]+)+\b")
 _ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]{2,}\b")
+# A capitalised word inside a sentence, after a lower-case word or a comma: a name ("implemented in
+# Java", "built on Hadoop"), where a sentence's first word is capitalised whatever it is.
+_MID_NAME = re.compile(r"(?<=[a-z,;(]\s)[A-Z][a-z]{2,}\b")
+
+
+def names_in(text: str) -> list[str]:
+    """The names *text* uses: mixed-case words and capitalised word runs (`_NAME`: "PaperMage",
+    "Paper Plain"), acronyms ("GROBID") and capitalised words inside a sentence ("in Java"), except
+    the words that label a part of a paper ("Table", "Section") or a date ("May")."""
+    found = _NAME.findall(text) + _ACRONYM.findall(text) + _MID_NAME.findall(text)
+    return [
+        name
+        for name in dict.fromkeys(found)
+        if name.casefold() not in _NOT_PLACES and name.casefold().removesuffix("s") not in _UNITS
+    ]
+
+
 _DEFINES = re.compile(r"\b(?:is|are)\s+(?:a|an|the)\b|\brefers? to\b|\bwe (?:call|define)\b|\bdefined as\b", re.I)
 # A mechanism is stated with a means or a purpose: "... by ...", "To detect ..., Dynamo uses Merkle
 # trees", "We use a three-level hierarchy ... to store tablet location information".
@@ -980,6 +1009,12 @@ _MEASURE_WORDS: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
         frozenset({"°c", "°f", "k", "°"}),
     ),
     (
+        # "How long may a row key be?", "How long is a lease?": a length, in time or in bytes.
+        "length",
+        re.compile(r"\bhow long\b(?=.*\bbe\s*[?.!]*\s*$)|^\W*how long (?:is|are|was|were)\b", re.IGNORECASE),
+        frozenset({"ms", "s", "us", "ns", "min", "h", "day", "week", "month", "b", "kb", "mb", "gb", "tb", "pb"}),
+    ),
+    (
         "time",
         re.compile(
             r"\b(?:how long|how often|how quickly|how fast|latency|latencies|timeouts?|delays?|durations?|"
@@ -1011,7 +1046,7 @@ _MEASURE_WORDS: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
         "money",
         re.compile(
             r"\b(?:dollars?|usd|euros?|prices?|how much money|paid|pay|charged?|compensat\w*|budgets?|"
-            r"salar(?:y|ies))\b|\$",
+            r"salar(?:y|ies))\b|\$|\bhow much (?:does|do|did|would|will)\b.*\bcost\b|\bcosts?\s+per\b",
             re.I,
         ),
         frozenset({"$", "€", "£"}),
@@ -1084,6 +1119,62 @@ def term_classes(analysis: QuestionAnalysis) -> tuple[frozenset[str], ...]:
     return tuple(c for c, asked in wanted if asked)
 
 
+_STATISTICS = frozenset(_stem(t) for t in "average mean median total maximum minimum overall typical".split())
+# A rate per unit of time ("How many commands per second ...?") and the ways a text states one.
+_ASKED_RATE = re.compile(r"\bper\s+(second|minute|hour|day|week|month|year)\b", re.IGNORECASE)
+_RATE_UNIT = {"second": "s|sec", "minute": "min", "hour": "h|hr", "day": "d", "week": "wk", "month": "mo", "year": "yr"}
+
+
+def states_rate(text: str, question: str) -> bool:
+    """Whether *text* states a rate per the unit of time *question* asks it per ("per second",
+    "a second", "/s", "ops/sec"); True when the question asks for no rate. "How many commands per
+    second ...?" is not answered by "commands 136 and 137"."""
+    asked = _ASKED_RATE.search(question)
+    if asked is None:
+        return True
+    unit = asked[1].casefold()
+    return bool(
+        re.search(rf"\b(?:per|a|each|every)\s+{unit}\b|/\s*(?:{_RATE_UNIT[unit]}|{unit})\b|\b{unit}ly\b", text, re.I)
+    )
+
+
+_WINDOW_WORD = re.compile(r"[^\W_][\w'\u2019.+-]*|%")
+# How many words from a number its noun may stand: "about 25 other open source implementations",
+# "the chunk size is 64 MB", "participants (N = 84)".
+_ATTACHMENT_WORDS = 4
+
+
+def number_attached(text: str, measure: str, asked: Collection[str]) -> bool:
+    """Whether a number of *text* that fits *measure* (`asked_measure`; digits, or for a count or an
+    unnamed measure a number in words) stands within `_ATTACHMENT_WORDS` words, in its own sentence
+    or clause, of one of the *asked*
+    terms (stemmed, word classes as one: `with_classes`): "roughly 2000 lines of C++ code" for "How
+    many lines of code ...?", not "each server is in one of three states ... In normal operation"
+    for "How many operations per second ...?". A table row is attached to its header, not to its
+    neighbours: it always counts (True), as does a question with no asked terms, and, where the
+    question names no measure, a number with a unit ("64 MB" for "How large are GFS chunks?")."""
+    if not asked or _TABLE_ROW.match(text):
+        return True
+    units = next((fits for name, _, fits in _MEASURE_WORDS if name == measure), None)
+    found = quantities(text)
+    if measure == "" and any(q.unit for q in found):
+        return True  # "How large are GFS chunks?": "64 MB" says what it measures by its unit
+    spans = [(q.start, q.end) for q in found if units is None or q.unit in units]
+    if measure in ("count", ""):
+        spans += [m.span() for m in _WORD_NUMBER.finditer(text)]
+    # "What was the average age ...?" is not answered by "clicking on average only 7 Section Gists":
+    # a statistic's name says how the figure is summarised, not what it measures.
+    asked_set = set(asked) - _STATISTICS or set(asked)
+    for start, end in spans:
+        # Within the number's own sentence or clause.
+        before = _WINDOW_WORD.findall(re.split(r"[.;!?]\s", text[:start])[-1])[-_ATTACHMENT_WORDS:]
+        after = _WINDOW_WORD.findall(re.split(r"[.;!?]\s", text[end:])[0])[:_ATTACHMENT_WORDS]
+        near = set(terms(" ".join(before + after)))
+        if with_classes(near, asked_set) & asked_set:
+            return True
+    return False
+
+
 def quantity_fit(text: str, measure: str, counted: Collection[str] = ()) -> float:
     """How well the numbers of *text* fit a question asking for *measure* (`asked_measure`): 1.0
     for a number in a fitting unit (a count has none: "(N=10)"; a count in words counts too when
@@ -1100,7 +1191,7 @@ def quantity_fit(text: str, measure: str, counted: Collection[str] = ()) -> floa
         fitting = [q for q in fitting if q.low.is_integer() and q.high.is_integer()]
     if fitting:
         return 1.0
-    if measure == "time" and _WORD_DURATION.search(text):
+    if measure in ("time", "length") and _WORD_DURATION.search(text):
         return 1.0
     if measure == "count" and counted:
         wanted = set(counted) | (_PEOPLE if _PEOPLE & set(counted) else set())
@@ -1197,7 +1288,7 @@ _BOUND = re.compile(
 # An entity question whose answer is a name ("What tools ...?", "Who ...?"), not a kind of thing
 # ("Which filters ...?" is answered by "papers with no title").
 _ASKS_A_NAME = re.compile(
-    r"^\s*(?:(?:and|so|then)\s+)?(?:who|whom|(?:what|which)\s+(?:tools?|systems?|datasets?|models?|librar(?:y|ies)|"
+    r"^\s*(?:(?:and|so|then)\s+)?(?:(?:in|on|at|by|from|for|with|under)\s+)?(?:who|whom|(?:what|which)\s+(?:tools?|systems?|datasets?|models?|librar(?:y|ies)|"
     r"compan(?:y|ies)|services?|protocols?|languages?|algorithms?|names?|software|parsers?|hardware|frameworks?|"
     r"platforms?|devices?|databases?|formats?|toolkits?|benchmarks?|corpus|corpora|metrics?))\b",
     re.IGNORECASE,
@@ -1216,28 +1307,34 @@ _WHO_DID = re.compile(r"^\s*(?:and\s+)?who\s+(?P<verb>[a-z]{3,}(?:ed|s)|ran|led|
 
 def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> bool:
     """Whether *text* holds the kind of fact asked for: for a quantity, a number with one of the
-    *asked* terms in the same text; for other questions, one of the asked terms at all. A number
-    the question gives is part of what it asks: "Which study had 43 students?" is not answered by
-    a sentence that lacks 43."""
+    *asked* terms in the same text (a count, or a number of no telling unit, next to them:
+    `number_attached`); for an entity, a name or the asked thing's own noun; for other questions,
+    one of the asked terms at all. A number a question that is no quantity question gives is part
+    of what it asks: "Which study had 43 students?" is not answered by a sentence that lacks 43."""
+    kind = answer_type(analysis)
     given = {(q.low, q.high) for q in quantities(analysis.query)}
-    if given and not given & {(q.low, q.high) for q in quantities(text)}:
+    if kind != AnswerType.QUANTITY and given and not given & {(q.low, q.high) for q in quantities(text)}:
+        # A quantity question's own numbers say which figure it asks for ("How long did the grep
+        # over 10^10 100-byte records take?"), and its answer need not repeat them.
         return False
     text_terms = set(terms(text))
     # People are one thing: "How many people took part?" is near "We recruited 48 participants".
     near = not asked or any(t in with_classes(text_terms, asked) for t in asked)
     if asks_place(analysis.query):  # "Where was the classroom noise study conducted?": "in Lisbon"
         return names_place(text, analysis.query)
-    kind = answer_type(analysis)
     if kind == AnswerType.QUANTITY:
         measure = asked_measure(analysis.query)
         fit = quantity_fit(text, measure, asked)
         # "At what temperature are the oxides synthesised?" is answered by "... at 350 degrees
         # Celsius": a number in the unit of the measure asked for stands for the measure's name.
-        in_its_unit = measure in ("time", "bytes", "power", "temperature") and fit == 1.0
+        in_its_unit = measure in ("time", "length", "bytes", "power", "temperature") and fit == 1.0
         # "What threshold does the similarity score use?" is answered by "... the highest similarity
         # score above 0.8 is output": a bound on a number states the threshold it does not name.
         as_bound = bool(set(asked) & _BOUND_TERMS) and _BOUND.search(text) is not None
         key = set(key_stems(analysis))
+        if measure in ("count", ""):
+            # A bare number says nothing of what it counts: it must stand by the asked thing's words.
+            near = near and number_attached(text, measure, asked) and states_rate(text, analysis.query)
         return (near and fit >= 0.5) or ((in_its_unit or as_bound) and bool(key & text_terms))
     if kind == AnswerType.ENTITY:
         who = _WHO_DID.match(analysis.query)
@@ -1247,17 +1344,27 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
         # each PDF": a name the question lacks, with the question's other terms, not the word "tools";
         # "... tools and tasks for text mining" names no tool.
         question_words = {_stem(w.casefold()) for w in re.findall(r"[\w-]+", analysis.query)}
-        new_name = any(
-            _stem(name.casefold()) not in question_words for name in _NAME.findall(text) + _ACRONYM.findall(text)
-        )
+        new_name = any(_stem(name.casefold()) not in question_words for name in names_in(text))
         thing = _asked_thing_terms(analysis.query)
         if len(thing) >= 2 and thing[-1] in text_terms and not set(thing[:-1]) <= text_terms:
             # "Which encryption algorithm ...?" is not stated by "... rely on distributed algorithms":
             # a sentence naming another kind of the asked thing (its modifier says which kind).
             return False
-        if near and not _ASKS_A_NAME.search(analysis.query):
+        # "Which filters does S2ORC apply?" is answered by a sentence about its filters; "Which
+        # manufacturer made the disks?" is not answered by one about the disks: the asked thing's
+        # own noun, or a name, must be there.
+        head = thing[-1] if thing else asked_head(analysis.query)
+        names_thing = not head or head in with_classes(text_terms, [head])
+        if near and names_thing and not _ASKS_A_NAME.search(analysis.query):
             return True
         key = set(key_stems(analysis))
+        if not names_thing:
+            # A name answers "In which programming language are the components implemented?" when the
+            # sentence is about the rest of the question ("components are implemented in Java"); the
+            # asked thing's own modifiers do not count ("source" for "Under which open-source license").
+            rest = {t.removesuffix("s") for t in key - set(thing) - set(asked_terms(analysis.query))}
+            said = {t.removesuffix("s") for t in text_terms}  # "PDFs" where the sentence says "PDF"
+            return new_name and len(rest & said) >= min(2, len(rest))
         return new_name and (near or len(key & text_terms) >= min(2, len(key)))
     if _WHY.search(analysis.query) and not _REASON.search(text):
         return False  # "Quorbits are small rings." names the thing but gives no reason for it
@@ -1275,7 +1382,7 @@ def _type_match(text: str, analysis: QuestionAnalysis, question_terms: set[str],
     if kind == AnswerType.QUANTITY:
         return quantity_fit(text, asked_measure(analysis.query), asked)
     if kind == AnswerType.ENTITY:
-        names = {_stem(n.lower()) for n in _NAME.findall(text)}
+        names = {_stem(n.lower()) for n in names_in(text)}
         return 1.0 if names - question_terms else 0.0
     if kind == AnswerType.DEFINITION:
         if _defines_term(text, _definienda(analysis)):

@@ -135,8 +135,10 @@ _DEFINED = re.compile(
     r"what does (?:a |an |the )?(?P<c>.+?) (?:mean|stand for)\W*$|what is meant by (?:a |an |the )?(?P<d>.+?)\W*$)",
     re.IGNORECASE,
 )
+# "In which programming language ...?", "On which hardware ...?": a preposition before the question word.
 _ENTITY = re.compile(
-    r"^(?:who|whom|which|what (?:system|systems|tool|tools|method|methods|dataset|datasets|paper|papers|model|"
+    r"^(?:(?:in|on|at|by|from|for|with|under|to)\s+(?:which|what)\s+(?!extent\b|way\b|ways\b|order\b|sense\b)"
+    r"|who|whom|which|what (?:system|systems|tool|tools|method|methods|dataset|datasets|paper|papers|model|"
     r"models|algorithm|algorithms|name|language|library|company|service|protocol|technique|data|hardware|"
     r"software|framework|frameworks|platform|platforms|device|devices|database|databases|format|formats|"
     r"toolkit|toolkits|benchmark|benchmarks|corpus|corpora|metric|metrics))\b",
@@ -521,8 +523,20 @@ def _times_named(text: str, papers: Sequence[PaperRef]) -> int:
 
 
 def named_papers(text: str, papers: Sequence[PaperRef]) -> tuple[int, ...]:
-    """The ids of the papers *text* names, in the order first named."""
-    return tuple(dict.fromkeys(mention.paper_id for mention in mentions(text, papers)))
+    """The ids of the papers *text* names, in the order first named. A name several papers share
+    names each of them, unless *text* names one of them by a name of its own: then it is that one
+    ("the first phase of the Paxos algorithm in Paxos Made Simple" names only Paxos Made Simple)."""
+    found = mentions(text, papers)
+    sharing: dict[tuple[int, int], set[int]] = {}
+    for mention in found:
+        sharing.setdefault((mention.start, mention.end), set()).add(mention.paper_id)
+    alone = {pid for ids in sharing.values() if len(ids) == 1 for pid in ids}
+    kept = [
+        m.paper_id
+        for m in found
+        if len(group := sharing[(m.start, m.end)]) == 1 or not group & alone or m.paper_id in alone
+    ]
+    return tuple(dict.fromkeys(kept))
 
 
 def by_name(text: str, papers: Sequence[PaperRef]) -> str:
@@ -813,8 +827,16 @@ def _topic(query: str, papers: Sequence[PaperRef]) -> tuple[str, str]:
 
 
 def _names(paper_ids: Sequence[int], papers: Sequence[PaperRef]) -> str:
+    """The papers' display names listed ("Raft and Chubby"); a paper whose display name another
+    of *papers* shares is called by its title, in quotes ("Paxos" would name both Paxos papers)."""
     by_id = {paper.paper_id: paper for paper in papers}
-    names = [display_name(by_id[pid]) for pid in paper_ids if pid in by_id]
+    shared = Counter(display_name(paper) for paper in papers)
+
+    def name(paper: PaperRef) -> str:
+        own = display_name(paper)
+        return own if shared[own] == 1 else f"\u201c{' '.join(paper.title.split())}\u201d"
+
+    names = [name(by_id[pid]) for pid in paper_ids if pid in by_id]
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1] if names else ""
 
 
@@ -913,7 +935,9 @@ def _resolve_references(
         # The thing a "what X" question asked for, unless "it" may be the paper it named acting
         # ("What chunk size does GFS use?" then "How does it handle hot spots?" is about GFS).
         term = asked_thing(previous.query, papers)
-    if term and not referred and not named_papers(question, papers) and _IT.search(text):
+    # "How much code did they add to it?": "they" are the paper's authors, "it" still the asked thing.
+    object_it = referred == list(previous.focus) and _OBJECT_IT.search(text) is not None
+    if term and (not referred or object_it) and not named_papers(question, papers) and _IT.search(text):
         named_term = list(named_papers(term, papers))
         if named_term:  # "What is PaperMage?" then "Who uses it?": the paper
             return _IT.sub(_names(named_term, papers), text), named_term, True, group
@@ -1000,6 +1024,35 @@ def _looks_like_follow_up(question: str, papers: Sequence[PaperRef]) -> bool:
     )
 
 
+# "And when 200 of the workers were killed?", "And for phase 2?": a phrase that asks the previous
+# question again under another condition (no question word of its own, no paper named).
+_FRAGMENT = re.compile(
+    r"^\s*(?:and|but|or|what about|how about)\s+(?P<phrase>(?:when|if|for|with|in|during|after|before|under|on|at|"
+    r"without|using|given)\b(?!\s+(?:which|what|whom|whose|how)\b)[^?]*?)[?.!]*\s*$",
+    re.IGNORECASE,
+)
+# A numbered thing ("phase 2", "Table 3", "step 4b") that a fragment may put in place of its twin.
+_NUMBERED = re.compile(r"\b(?P<noun>[A-Za-z][\w-]*)\s+(?P<label>\d+[a-z]?)\b")
+
+
+def _with_condition(previous: str, phrase: str) -> str:
+    """*previous* (a standalone question) asked under the condition *phrase* of a fragment
+    follow-up: a numbered thing the phrase names replaces its twin ("... to run phase 1 (the view
+    change) for a ballot?" + "for phase 2" -> "... to run phase 2 for a ballot?"), else the phrase
+    is added ("How long did the sort take?" + "when 200 workers were killed" -> "How long did the
+    sort take when 200 workers were killed?")."""
+    for numbered in _NUMBERED.finditer(phrase):
+        twin = re.search(
+            rf"\b{re.escape(numbered['noun'])}\s+(?!{re.escape(numbered['label'])}\b)\d+[a-z]?\b(?:\s*\([^)]*\))?",
+            previous,
+            re.IGNORECASE,
+        )
+        if twin is not None:
+            return previous[: twin.start()] + numbered.group(0) + previous[twin.end() :]
+    body = previous.rstrip(" ?.!")
+    return f"{body} {phrase.strip()}?"
+
+
 def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef], depth: int = 0) -> _Resolved:
     """*question* resolved against *history* (answered turns, oldest first)."""
     named = named_papers(question, papers)
@@ -1023,6 +1076,10 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
         pool = tuple(dict.fromkeys((*pool, *(paper.paper_id for paper in papers))))
     previous = replace(earlier, pool=pool)
 
+    fragment = _FRAGMENT.match(question)
+    if fragment is not None and not named_papers(question, papers) and not _PAPER_REFERENCE.search(question):
+        query = _with_condition(previous.query, fragment["phrase"])
+        return _Resolved(query=query, focus=previous.focus, pool=previous.pool, comparison=previous.comparison)
     closing = _CLOSING_SUBJECT.search(question)
     subject = _fronted_subject(previous.query) if closing is not None else ""
     thing = asked_thing(previous.query, papers)

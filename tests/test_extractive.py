@@ -21,12 +21,15 @@ from chat.extractive import (
     embed_candidates,
     is_quotable,
     is_signpost,
+    names_in,
     names_place,
     normalise_numbers,
+    number_attached,
     quantities,
     quantity_fit,
     score_candidates,
     states_fact,
+    states_rate,
 )
 from chat.prompts import REFUSAL
 from chat.question import PaperRef, analyse_question
@@ -804,6 +807,12 @@ def test_comparing_the_two_papers_of_a_two_paper_project_with_evidence_from_one_
         ("Compare the sample sizes of the two papers", "size"),
         ("How many lapses per test did the nurses have?", ""),
         ("What F1 score does Marlin reach?", ""),
+        # How long a thing is: a length, in time or bytes; how much it costs: money.
+        ("How long may a Bigtable row key be?", "length"),
+        ("How long is a Chubby lease?", "length"),
+        ("How long did the sort take?", "time"),
+        ("How much does it cost per month to run a ZooKeeper ensemble?", "money"),
+        ("What does a chunkserver's failure cost the cluster?", ""),
     ],
 )
 def test_a_quantity_question_says_what_it_measures(question, measure):
@@ -1610,3 +1619,75 @@ def test_a_name_of_another_kind_than_the_one_asked_for_is_not_stated():
     answer = scored_answer(refs, "Which cloud provider hosts the servers of the Raft implementation?")
     assert answer.status == Status.NOT_STATED
     assert "No passage mentions cloud." in answer.text
+
+
+# --- what a number or a name is about ------------------------------------------------------------
+
+
+def states(question: str, text: str) -> bool:
+    return states_fact(text, analysis_for(question), asked_terms(question))
+
+
+def test_a_count_is_stated_only_by_a_number_next_to_what_it_counts():
+    question = "How many lines of code does the Raft implementation contain?"
+    assert states(question, "The Raft implementation contains roughly 2000 lines of C++ code, not including tests.")
+    assert not states(
+        question, "Each server is in one of three states. In normal code paths the leader handles all lines."
+    )
+    assert number_attached("We recruited a total of ten participants.", "count", ["particip"])
+    assert not number_attached("Three servers took part; participants were remote.", "count", ["particip"])
+
+
+def test_a_number_with_a_unit_says_what_it_measures_where_the_question_names_no_measure():
+    assert states("How large are GFS chunks?", "We have chosen 64 MB, which is much larger than typical block sizes.")
+
+
+def test_a_statistic_name_next_to_a_number_does_not_say_what_it_measures():
+    question = "What was the average age of the study participants?"
+    assert not states(question, "Participants clicked on average only 7 Section Gists.")
+    assert states(question, "Participants were 35 years old on average, aged 22 to 61.")
+
+
+def test_a_rate_is_stated_only_per_the_unit_of_time_asked_for():
+    question = "How many commands per second did the Paxos implementation process?"
+    assert not states(question, "The leader could take the next two commands to be commands 136 and 137.")
+    assert states(question, "The implementation processed about 40,000 commands per second.")
+    assert states_rate("Throughput peaks at 12k ops/s.", "How many operations per second does it sustain?")
+    assert states_rate("anything", "How many operations does it sustain?")
+
+
+def test_a_year_like_number_before_the_plural_noun_it_counts_is_a_count():
+    assert [q.low for q in quantities("roughly 2000 lines of C++ code")] == [2000.0]
+    assert quantities("In 2006 this was built; by 1999 papers cited it") == [Quantity(1999.0, 1999.0, "")]
+
+
+def test_a_quantity_questions_own_numbers_need_not_be_repeated_by_its_answer():
+    question = "How long did the grep over 10^10 100-byte records take from start to finish?"
+    assert states(question, "The entire computation takes approximately 150 seconds from start to finish.")
+    assert not states("Which study had 43 students?", "The second study had 51 students.")
+
+
+def test_a_length_is_stated_in_bytes_or_in_time():
+    question = "How long may a Bigtable row key be?"
+    assert states(question, "The row keys in a table are arbitrary strings (currently up to 64KB in size).")
+    assert not states(
+        "How much does it cost per month to run ZooKeeper?", "ZooKeeper handles 17,000 operations per second."
+    )
+
+
+def test_a_capitalised_word_inside_a_sentence_is_a_name_but_a_unit_or_a_section_is_not():
+    assert names_in("All these components are implemented in Java.") == ["Java"]
+    assert names_in("The largest ones have over 300 TB of disk, see Section 4 and Table 2.") == []
+
+
+def test_an_entity_asked_with_a_preposition_is_answered_by_a_name_about_the_rest_of_the_question():
+    question = "In which programming language are Dynamo's components implemented?"
+    assert states(question, "All these components are implemented in Java.")
+    assert not states(question, "Dynamo is run on standard commodity hardware components.")
+
+
+def test_which_thing_is_not_stated_by_a_sentence_about_the_rest_of_the_question_alone():
+    question = "Which manufacturer made the disks in the GFS clusters?"
+    assert not states(question, "Given that a GFS cluster often has thousands of disks, it experiences disk failures.")
+    assert not states(question, "The largest GFS clusters have over 300 TB of disk storage.")
+    assert states("Which filters does S2ORC apply?", "S2ORC filters out papers with no title.")

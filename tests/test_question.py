@@ -786,3 +786,60 @@ def test_a_name_two_papers_share_is_cut_once_from_the_previous_topic():
     previous = ("What happens in the first phase of the Paxos algorithm?", (PAXOS.paper_id,))
     query = analyse_in([PAXOS, paxos_complex], "What does an acceptor promise in it?", previous).query
     assert "first phase of algorithm" in query
+
+
+def test_a_name_two_papers_share_names_only_the_one_the_question_also_names_by_title():
+    paxos_complex = PaperRef(8, "Paxos Made Moderately Complex", "Robbert van Renesse", 2015)
+    papers = [PAXOS, paxos_complex, RAFT]
+    question = "What happens in the first phase of the Paxos algorithm in Paxos Made Simple?"
+    assert analyse_in(papers, question).named_paper_ids == (PAXOS.paper_id,)
+    # Named by the shared name alone, it is both papers.
+    assert set(analyse_in(papers, "How does Raft relate to Paxos?").named_paper_ids) == {
+        RAFT.paper_id,
+        PAXOS.paper_id,
+        paxos_complex.paper_id,
+    }
+
+
+def test_a_rewrite_calls_a_paper_whose_short_name_another_shares_by_its_title():
+    paxos_complex = PaperRef(8, "Paxos Made Moderately Complex", "Robbert van Renesse", 2015)
+    previous = ("How do leaders work in Paxos Made Simple?", (PAXOS.paper_id,))
+    query = analyse_in([PAXOS, paxos_complex], "How do they recover?", previous).query
+    assert "\u201cPaxos Made Simple\u201d" in query and "Moderately" not in query
+
+
+@pytest.mark.parametrize(
+    ("previous", "follow_up", "query"),
+    [
+        (
+            "How long did the MapReduce sort program take in its normal execution?",
+            "And when 200 of the worker processes were killed partway through?",
+            "How long did the MapReduce sort program take in its normal execution when 200 of the worker processes "
+            "were killed partway through?",
+        ),
+        (
+            "What does a leader spawn to run phase 1 (the view change) for a ballot?",
+            "And for phase 2?",
+            "What does a leader spawn to run phase 2 for a ballot?",
+        ),
+        (
+            "How does GFS detect stale replicas?",
+            "And with snapshots?",
+            "How does GFS detect stale replicas with snapshots?",
+        ),
+    ],
+)
+def test_a_fragment_asks_the_previous_question_again_under_its_condition(previous, follow_up, query):
+    analysis = analyse(follow_up, (previous, ()))
+    assert (analysis.query, analysis.rewritten) == (query, True)
+
+
+def test_a_fragment_naming_a_paper_asks_the_previous_question_of_that_paper():
+    assert analyse("And in Chubby?", MEMBERSHIP).query == "How does Chubby handle cluster membership changes?"
+
+
+def test_it_after_they_the_authors_is_the_thing_the_previous_question_asked_for():
+    citesee = PaperRef(9, "CiteSee: Augmenting Citations in Scientific Papers", "Joseph Chee Chang", 2023)
+    previous = ("Which existing open-source codebase was CiteSee's front-end built on?", (9,))
+    query = analyse_in([citesee, RAFT], "How much code did they add to it?", previous).query
+    assert query == "How much code did CiteSee add to the existing open-source codebase?"
