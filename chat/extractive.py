@@ -76,6 +76,9 @@ MAX_EMBEDDED = 30
 # one restating the question.
 W_DENSE, W_LEXICAL, W_TYPE, W_NOVELTY = 0.45, 0.35, 0.25, 0.1
 ECHO_PENALTY = 0.15
+# A chosen sentence with less than this share of terms the question lacks mostly restates it: it is
+# quoted with the sentence after it, which says the rest (`_with_context`).
+ECHO_NOVELTY = 0.6
 # A sentence about the paper's own sections ("The previous sections described how Raft elects
 # leaders.") names the topic and states nothing about it.
 SIGNPOST_PENALTY = 0.15
@@ -1882,19 +1885,28 @@ _ANAPHORIC_OPENING = re.compile(
 )
 
 
-def _with_antecedents(chosen: Sequence[Scored], scored: Sequence[Scored]) -> list[Scored]:
-    """*chosen* with each lone sentence that opens by pointing back (`_ANAPHORIC_OPENING`) quoted
-    with the sentence before it (their window among *scored*, keeping the sentence's own flags),
-    unless that sentence is quoted already: "First, the random position assignment of each node on
-    the ring leads to non-uniform data and load distribution. To address these issues, ..." says why."""
+def _with_context(chosen: Sequence[Scored], scored: Sequence[Scored], analysis: QuestionAnalysis) -> list[Scored]:
+    """*chosen* with each lone sentence that cannot stand alone quoted with its neighbour (their
+    window among *scored*, keeping the sentence's own flags), unless the neighbour is quoted
+    already: a sentence that opens by pointing back (`_ANAPHORIC_OPENING`) with the sentence before
+    it ("First, the random position assignment ... leads to non-uniform data and load distribution.
+    To address these issues, ..." says why), and a sentence that mostly restates the question
+    (novelty below ECHO_NOVELTY) with the sentence after it ("After a file is deleted, GFS does not
+    immediately reclaim the available physical storage. It does so only lazily during regular
+    garbage collection ..."), unless it states the number or name asked for itself."""
     windows = {(s.candidate.n, s.candidate.block, s.candidate.position): s for s in scored if s.candidate.parts == 2}
+    atomic = answer_type(analysis) in (AnswerType.QUANTITY, AnswerType.ENTITY)
     out: list[Scored] = []
     for s in chosen:
         c = s.candidate
-        window = windows.get((c.n, c.block, c.position - 1))
-        if c.parts == 1 and c.kind == "sentence" and window is not None and _ANAPHORIC_OPENING.match(c.text):
-            if not any(_overlaps(window.candidate, other.candidate) for other in chosen if other is not s):
-                s = replace(s, candidate=window.candidate)
+        window = None
+        if c.parts == 1 and c.kind == "sentence":
+            if _ANAPHORIC_OPENING.match(c.text):
+                window = windows.get((c.n, c.block, c.position - 1))
+            elif s.novelty < ECHO_NOVELTY and not (atomic and s.states):
+                window = windows.get((c.n, c.block, c.position))
+        if window is not None and not any(_overlaps(window.candidate, o.candidate) for o in chosen if o is not s):
+            s = replace(s, candidate=window.candidate)
         out.append(s)
     return out
 
@@ -1955,7 +1967,7 @@ def compose_answer(
     the papers do not state it."""
     candidates = [s.candidate for s in scored]
     chosen = choose_evidence(scored, analysis) if chosen is None else list(chosen)
-    chosen = _with_headers(_with_antecedents(chosen, scored))
+    chosen = _with_headers(_with_context(chosen, scored, analysis))
     if not chosen:
         return ExtractiveAnswer(text="", status=Status.NOT_STATED)
     labels = titles or {}

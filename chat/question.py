@@ -1024,6 +1024,16 @@ def _looks_like_follow_up(question: str, papers: Sequence[PaperRef]) -> bool:
     )
 
 
+# "What about its precision?": the previous question, asking for another thing.
+_WHAT_ABOUT_THING = re.compile(
+    r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(?:(?:its|their|the)\s+)?(?P<thing>[\w-]+(?:\s+[\w-]+){0,2}?)\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
+# "How many did they use?": a count that does not say of what.
+_BARE_HOW_MANY = re.compile(
+    r"^\s*(?:(?:and|so)\s+)?how\s+many(?=\s+(?:did|do|does|were|are|was|is|have|has|had|will|would|can)\b)",
+    re.IGNORECASE,
+)
 # "And when 200 of the workers were killed?", "And for phase 2?": a phrase that asks the previous
 # question again under another condition (no question word of its own, no paper named).
 _FRAGMENT = re.compile(
@@ -1080,9 +1090,19 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
     if fragment is not None and not named_papers(question, papers) and not _PAPER_REFERENCE.search(question):
         query = _with_condition(previous.query, fragment["phrase"])
         return _Resolved(query=query, focus=previous.focus, pool=previous.pool, comparison=previous.comparison)
+    thing = asked_thing(previous.query, papers)
+    named_here = bool(named_papers(question, papers)) or _PAPER_REFERENCE.search(question) is not None
+    other_thing = _WHAT_ABOUT_THING.match(question)
+    if other_thing is not None and thing and not named_here:
+        # "What about its precision?" after "What recall does S2ORC's citation linking reach?"
+        query = re.sub(rf"\b{re.escape(thing)}\b", other_thing["thing"], previous.query, count=1)
+        return _Resolved(query=query, focus=previous.focus, pool=previous.pool, comparison=previous.comparison)
+    bare_count = _BARE_HOW_MANY.match(question)
+    if bare_count is not None and thing and re.search(r"[^s]s$", thing):
+        # "How many did they use?" after "What GPUs did the authors train on?": how many GPUs.
+        question = f"{question[: bare_count.end()]} {thing}{question[bare_count.end() :]}"
     closing = _CLOSING_SUBJECT.search(question)
     subject = _fronted_subject(previous.query) if closing is not None else ""
-    thing = asked_thing(previous.query, papers)
     if closing is not None and re.match(r"(?i)(?:is|was|are|were)\b", closing.group(0)) and thing:
         subject = ""  # "Why is that useful?" after "What ordering guarantee does MapReduce give?": the guarantee
     if not cut_mentions(subject, papers).strip():

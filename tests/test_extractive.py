@@ -1691,3 +1691,18 @@ def test_which_thing_is_not_stated_by_a_sentence_about_the_rest_of_the_question_
     assert not states(question, "Given that a GFS cluster often has thousands of disks, it experiences disk failures.")
     assert not states(question, "The largest GFS clusters have over 300 TB of disk storage.")
     assert states("Which filters does S2ORC apply?", "S2ORC filters out papers with no title.")
+
+
+def test_a_quoted_sentence_that_restates_the_question_comes_with_the_sentence_that_completes_it():
+    refs = [
+        reference(
+            1,
+            1,
+            "After a file is deleted, GFS does not immediately reclaim the available physical storage. It does so "
+            "only lazily during regular garbage collection at both the file and chunk levels. Chunkservers report "
+            "a subset of their chunks in HeartBeat messages.",
+            title="GFS",
+        )
+    ]
+    answer = scored_answer(refs, "How does GFS reclaim the storage of deleted files?")
+    assert "lazily during regular garbage collection" in answer.text

@@ -843,3 +843,17 @@ def test_it_after_they_the_authors_is_the_thing_the_previous_question_asked_for(
     previous = ("Which existing open-source codebase was CiteSee's front-end built on?", (9,))
     query = analyse_in([citesee, RAFT], "How much code did they add to it?", previous).query
     assert query == "How much code did CiteSee add to the existing open-source codebase?"
+
+
+def test_what_about_a_thing_asks_the_previous_question_for_that_thing():
+    previous = ("What recall does Bigtable's compression reach?", (BIGTABLE.paper_id,))
+    assert analyse("What about its precision?", previous).query == "What precision does Bigtable's compression reach?"
+    # A paper, not a thing: the previous question about that paper.
+    query = analyse("What about Chubby?", previous).query
+    assert query.startswith("What recall does Chubby") and "Bigtable" not in query
+
+
+def test_a_count_that_does_not_say_of_what_counts_the_previous_questions_things():
+    previous = ("What servers make up a Chubby cell?", (CHUBBY.paper_id,))
+    assert analyse("How many did they use?", previous).query.startswith("How many servers did")
+    assert "hardware" not in analyse("How much did it cost?", ("What hardware did GFS use?", (4,))).query
