@@ -504,6 +504,9 @@ def candidate_sentences(references: Sequence[Reference], *, acknowledgements: bo
 
 # A table question quotes its caption and at most this many lines after it (the header and rows).
 MAX_TABLE_LINES = 14
+# A table printed above its caption gives at most this many lines (its header and rows may be split
+# into column blocks, each a run of lines).
+MAX_TABLE_LINES_ABOVE = 30
 # A caption runs over at most this many lines (until one ends with a stop or is not full).
 MAX_CAPTION_LINES = 3
 # Characters of a caption line that is full, so that the caption may go on on the next line.
@@ -532,6 +535,40 @@ def _table_rows(lines: Sequence[str]) -> list[str]:
     return rows
 
 
+def _is_prose_line(line: str) -> bool:
+    """Whether *line* reads as running text: six words or more, nearly all of them lower-case words
+    ("other non-paper documents at the time of dataset construction"), not table cells ("yes S2ORC
+    (full) physics, math, CS", "AAN (Radev et al., 2009) 25k full text")."""
+    words = line.split()
+    lower = sum(bool(re.fullmatch(r"[a-z][a-z'-]*[,;]?", word)) for word in words)
+    return len(words) >= 6 and lower >= 0.7 * len(words)
+
+
+def _lines_above(lines: Sequence[str]) -> list[str]:
+    """The lines of a table printed right above its caption, read up from the caption (*lines* are
+    those before it, in page order): short lines that are neither running text nor sentences nor
+    another caption, at most MAX_TABLE_LINES_ABOVE, in page order. The rows of a table whose cells
+    the extraction split into column blocks ("S2ORC (PDF-parse) 8.1M full text", then "yes S2ORC
+    (full) multi") hold no run of numbers `_table_rows` would read. None unless two lines or more
+    hold a figure."""
+    rows: list[str] = []
+    for line in reversed(lines):
+        if (
+            not line
+            or len(rows) >= MAX_TABLE_LINES_ABOVE
+            or len(line) > MAX_LINE_CHARS // 2
+            or line.endswith(".")
+            or _CAPTION.search(line)
+            or _is_prose_line(line)
+        ):
+            break
+        rows.append(line)
+    # A table has figures: two lines or more with a number that is not a year in parentheses
+    # ("Following Beltagy et al. (2019)" is the other column's prose).
+    figures = [row for row in rows if re.search(r"\d", re.sub(r"\((?:19|20)\d\d[a-z]?\)", "", row))]
+    return rows[::-1] if len(figures) >= 2 else []
+
+
 def caption_lines(references: Sequence[Reference], label: str) -> list[Sentence]:
     """What a question about a table or figure (*label*, "Table 3") quotes: the caption in the first
     passage that holds it (`indexing.retrieval.caption_pattern`), and for a table its rows: those
@@ -558,7 +595,11 @@ def caption_lines(references: Sequence[Reference], label: str) -> list[Sentence]
         quoted = [caption]
         if label.startswith("Table"):
             after = _table_rows(lines[end:])
-            before = list(reversed(_table_rows(list(reversed(lines[:start]))))) if not after else []
+            before: list[str] = []
+            if not after:
+                before = list(reversed(_table_rows(list(reversed(lines[:start])))))
+                above = _lines_above(lines[:start])
+                before = above if len(above) > len(before) else before
             quoted = [*before, caption] if before else [caption, *after]
         return [
             Sentence(ref.n, ref.paper_id, ref.title, _quote(text), ref.page, 0, position, "line")
@@ -614,9 +655,9 @@ _QUANTITY = re.compile(
     re.IGNORECASE,
 )
 # Numbers that label, not measure: "Section 3", "§3", "[12]", "Appendix 2", "Theorem 1", "Topic 2",
-# "Study 1".
+# "Study 1"; whole words only ("Around 5,000 lines" is no "Round 5").
 _NOT_A_QUANTITY = re.compile(
-    r"(?:Section|Sec\.|Figure|Fig\.|Table|§|\[\u2060?|ref|Eq\.|Equation|"
+    r"(?<![A-Za-z])(?:Section|Sec\.|Figure|Fig\.|Table|§|\[\u2060?|ref|Eq\.|Equation|"
     r"Appendix|Chapter|Lemma|Theorem|Topic|Task|Study|Condition|Phase|Step|Round|Session|Experiment)\s*$",
     re.I,
 )

@@ -226,6 +226,18 @@ def asked_thing(question: str, papers: Sequence[PaperRef] = ()) -> str | None:
     return thing
 
 
+def _thing_phrase(question: str, thing: str) -> str:
+    """*thing*, the subject *question* asks about (`asked_thing`), with what the question says of it
+    as a relative clause: "What servers make up a Chubby cell?" -> "servers that make up a Chubby
+    cell"; *thing* alone when it is no subject ("What chunk size does GFS use?")."""
+    question = _without_lead_in(question)
+    match = _SUBJECT_THINGS.match(question) or _SUBJECT_THING.match(question)
+    if match is None or match.group("thing") != thing:
+        return thing
+    rest = question[match.end("thing") :].strip(" ?.!")
+    return f"{thing} that {rest}" if rest else thing
+
+
 # Case-blind, unlike a paper's own labels (`papers.figures`): questions are typed "table 3".
 _LABEL = re.compile(r"\b(?P<kind>table|figure|fig\.)\s*(?P<number>\d+)\b", re.IGNORECASE)
 
@@ -895,7 +907,9 @@ def _resolve_references(
         chosen: list[int] = []
         if things and match.group("group") and _THING_THEY.search(match.string, *_around(match)):
             # "What filters does S2ORC apply?" then "Which of them removes the most?": the filters.
-            return match.group(0).replace(match.group("group"), f"the {things}")
+            # "What servers make up a Chubby cell?" then "How do they choose a master?": the servers
+            # that make up a Chubby cell.
+            return match.group(0).replace(match.group("group"), f"the {_thing_phrase(previous.query, things)}")
         if match.group("ord"):
             index = _ORDINAL[match.group("ord").casefold()]
             chosen = [pool[index]] if -len(pool) <= index < len(pool) else []

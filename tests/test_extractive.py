@@ -1228,6 +1228,7 @@ S2ORC_TABLE_2 = (
             S2ORC_TABLE_2,
             "Table 2",
             [
+                "Filter Number of papers",
                 "No title 20k",
                 "No authors 0.3M",
                 "< 100 chars of text 80.0M",
@@ -1656,6 +1657,10 @@ def test_a_rate_is_stated_only_per_the_unit_of_time_asked_for():
     assert states_rate("anything", "How many operations does it sustain?")
 
 
+def test_a_label_word_inside_another_word_does_not_hide_a_number():
+    assert [q.low for q in quantities("Around 5,000 lines of TypeScript were added (Round 2, Section 3).")] == [5000.0]
+
+
 def test_a_year_like_number_before_the_plural_noun_it_counts_is_a_count():
     assert [q.low for q in quantities("roughly 2000 lines of C++ code")] == [2000.0]
     assert quantities("In 2006 this was built; by 1999 papers cited it") == [Quantity(1999.0, 1999.0, "")]
@@ -1706,3 +1711,20 @@ def test_a_quoted_sentence_that_restates_the_question_comes_with_the_sentence_th
     ]
     answer = scored_answer(refs, "How does GFS reclaim the storage of deleted files?")
     assert "lazily during regular garbage collection" in answer.text
+
+
+def test_a_table_above_its_caption_split_into_column_blocks_is_quoted_whole():
+    from chat.extractive import caption_lines
+
+    text = (
+        "the most recent work in this area.\n"
+        "Papers w/ Citation\nCorpus\nbody text contexts\n"
+        "S2ORC (PDF-parse) 8.1M full text\nAAN (Radev et al., 2009) 25k full text\n"
+        "References to\nLinked to Academic\ngraph disciplines\n"
+        "yes S2ORC (full) multi\nno ACL Anthology comp ling\n"
+        "Table 1: A comparison of S2ORC with other publicly-available academic text corpora."
+    )
+    quoted = [s.text for s in caption_lines([reference(1, 1, text, page=2)], "Table 1")]
+    assert quoted[0] == "Papers w/ Citation" and quoted[-1].startswith("Table 1: A comparison")
+    assert "AAN (Radev et al., 2009) 25k full text" in quoted and "no ACL Anthology comp ling" in quoted
+    assert not any("most recent work" in line for line in quoted)

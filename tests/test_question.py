@@ -600,7 +600,7 @@ def test_it_as_an_object_and_them_as_a_group_are_the_things_the_previous_questio
     # Things acting in the present are the things: the servers choose a master, not Chubby's authors.
     servers = ("What servers make up a Chubby cell?", (CHUBBY.paper_id,))
     analysis = analyse("How do they choose a master?", servers)
-    assert analysis.query == "How do the servers choose a master in Chubby?"
+    assert analysis.query == "How do the servers that make up a Chubby cell choose a master?"
     assert analysis.named_paper_ids == (CHUBBY.paper_id,)
     previous = ("How do Raft and Chubby elect a leader?", (RAFT.paper_id, CHUBBY.paper_id))
     assert analyse("Which of them is faster?", previous).named_paper_ids == (RAFT.paper_id, CHUBBY.paper_id)
