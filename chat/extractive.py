@@ -1406,7 +1406,8 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
             # A name answers "In which programming language are the components implemented?" when the
             # sentence is about the rest of the question ("components are implemented in Java"); the
             # asked thing's own modifiers do not count ("source" for "Under which open-source license").
-            rest = {t.removesuffix("s") for t in key - set(thing) - set(asked_terms(analysis.query))}
+            phrase = set(asked_terms(analysis.query))  # the asked phrase, or every term when there is none
+            rest = {t.removesuffix("s") for t in key - set(thing) - (phrase if key - phrase else set())}
             said = {t.removesuffix("s") for t in text_terms}  # "PDFs" where the sentence says "PDF"
             return new_name and len(rest & said) >= min(2, len(rest))
         return new_name and (near or len(key & text_terms) >= min(2, len(key)))

@@ -109,7 +109,8 @@ _QUANTITY = re.compile(
     r"old)|"
     r"at what (?:rate|size|speed|temperature|frequency|cost)|by how (?:much|many)|in what year|"
     r"what (?:percentage|fraction|proportion)|"
-    rf"(?:what|which)(?: (?:is|are|was|were|'s))?(?: the| a| an| its| their)?(?: [\w-]+){{0,3}}? "
+    rf"(?:what|which)(?: (?:is|are|was|were|'s))?(?: the| a| an| its| their)?"
+    rf"(?: (?!(?:does|do|did|is|are|was|were|has|have|had|can|could|will|would)\b)[\w-]+){{0,3}}? "
     rf"(?:{_QUANTITY_NOUNS})\b)",
     re.IGNORECASE,
 )

@@ -857,3 +857,9 @@ def test_a_count_that_does_not_say_of_what_counts_the_previous_questions_things(
     previous = ("What servers make up a Chubby cell?", (CHUBBY.paper_id,))
     assert analyse("How many did they use?", previous).query.startswith("How many servers did")
     assert "hardware" not in analyse("How much did it cost?", ("What hardware did GFS use?", (4,))).query
+
+
+def test_a_count_noun_after_the_verb_does_not_make_a_what_question_a_quantity():
+    question = "What hardware did the machines in the GFS micro-benchmark cluster have?"
+    assert classify_answer_type(question) == AnswerType.ENTITY
+    assert classify_answer_type("What is the typical number of replicas?") == AnswerType.QUANTITY
