@@ -1696,7 +1696,7 @@ def test_which_thing_is_not_stated_by_a_sentence_about_the_rest_of_the_question_
     assert not states(question, "Given that a GFS cluster often has thousands of disks, it experiences disk failures.")
     assert not states(question, "The largest GFS clusters have over 300 TB of disk storage.")
     # With no asked phrase, the rest of the question is every term but the asked thing.
-    assert not states(question, "While NASD is based on network-attached disk drives, GFS uses commodity machines.")
+    assert not states(question, "While NASD is based on network-attached disk drives, we use commodity machines.")
     assert states("Which filters does S2ORC apply?", "S2ORC filters out papers with no title.")
 
 
