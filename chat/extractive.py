@@ -41,12 +41,12 @@ import Stemmer
 
 from chat.citations import neutralise_paper_markers
 from chat.question import (
-    DIMENSIONS,
     AnswerType,
     QuestionAnalysis,
     asked_thing,
     classify_answer_type,
     defined_term,
+    how_dimensions,
     key_terms,
 )
 from indexing.chunking import dehyphenate, is_heading
@@ -873,7 +873,6 @@ def _asked_phrases(question: str, patterns: Sequence[re.Pattern[str]]) -> Iterat
 # A title in quotes names a paper ("In \u201cSleep Onset Latency in Adolescents\u201d, how many withdrew?"):
 # its words are not what the question asks for.
 _QUOTED_TITLE = re.compile(r"\u201c[^\u201d]*\u201d")
-_HOW_DIMENSION = re.compile(r"\bhow (" + "|".join(DIMENSIONS) + r")\b", re.IGNORECASE)
 
 
 def asked_terms(question: str) -> list[str]:
@@ -886,7 +885,7 @@ def asked_terms(question: str) -> list[str]:
     if found:
         return found
     # "How deep does the crawler crawl?" asks for a depth.
-    dimensions = [_stem(DIMENSIONS[m.casefold()]) for m in _HOW_DIMENSION.findall(question)]
+    dimensions = [_stem(noun) for noun in how_dimensions(question)]
     return list(dict.fromkeys(dimensions + [t for t in terms(question) if t not in _ASKING]))
 
 

@@ -303,6 +303,13 @@ DIMENSIONS = {
     "deep": "depth", "wide": "width", "tall": "height", "heavy": "weight", "old": "age", "far": "distance",
     "large": "size", "big": "size",
 }  # fmt: skip
+_HOW_DIMENSION = re.compile(r"\bhow (" + "|".join(DIMENSIONS) + r")\b", re.IGNORECASE)
+
+
+def how_dimensions(text: str) -> list[str]:
+    """The nouns of the dimensions *text* asks "how ..." about, in order (`DIMENSIONS`: "How deep
+    does the crawler crawl?" -> ["depth"])."""
+    return [DIMENSIONS[adjective.casefold()] for adjective in _HOW_DIMENSION.findall(text)]
 
 
 def key_terms(text: str) -> tuple[str, ...]:
@@ -888,11 +895,12 @@ def _around(match: re.Match[str]) -> tuple[int, int]:
 
 
 def _resolve_references(
-    question: str, previous: _Resolved, papers: Sequence[PaperRef], cited: Sequence[int] = ()
+    question: str, previous: _Resolved, papers: Sequence[PaperRef], cited: Sequence[int] = (), thing: str | None = None
 ) -> tuple[str, list[int], bool, bool]:
     """Replace *question*'s references to papers of the *previous* turn by their names, or its "it"
     by the thing the previous turn asked to define ("What is an SSTable?" -> "How is it stored?" ->
-    "How is the SSTable stored?"). *cited*: the papers the previous answer cited. "The other
+    "How is the SSTable stored?"). *cited*: the papers the previous answer cited; *thing*: the
+    thing the previous question asked for (`asked_thing`), once read by the caller. "The other
     paper" is one the conversation brought in that the previous turn was not about (its named
     papers, else the ones its answer cited), else every such paper of the project. Returns (text,
     the papers referred to, whether "it" named a paper, whether a group was meant)."""
@@ -900,7 +908,6 @@ def _resolve_references(
     referred: list[int] = []
     group = False
     names_own = bool(named_papers(question, papers)) or bool(_OWN_PAPERS.search(question))
-    thing = asked_thing(previous.query, papers)
     things = thing if thing and re.search(r"[^s]s$", thing) and len(previous.focus) <= 1 else None
 
     def pick(match: re.Match[str]) -> str:
@@ -949,7 +956,7 @@ def _resolve_references(
     if term is None and (not previous.focus or _PASSIVE_IT.search(text) or _OBJECT_IT.search(text)):
         # The thing a "what X" question asked for, unless "it" may be the paper it named acting
         # ("What chunk size does GFS use?" then "How does it handle hot spots?" is about GFS).
-        term = asked_thing(previous.query, papers)
+        term = thing
     # "How much code did they add to it?": "they" are the paper's authors, "it" still the asked thing.
     object_it = referred == list(previous.focus) and _OBJECT_IT.search(text) is not None
     if term and (not referred or object_it) and not named_papers(question, papers) and _IT.search(text):
@@ -1124,7 +1131,7 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
         subject = ""  # "What does that cost?" after "What chunk size does GFS use?" is about the chunk size
     if closing is not None and subject:  # "How long did it take?" after "How many machines did the sort use?"
         question = question[: closing.start("pronoun")] + subject + question[closing.end("pronoun") :]
-    text, referred, subject_it, group = _resolve_references(question.strip(), previous, papers, cited)
+    text, referred, subject_it, group = _resolve_references(question.strip(), previous, papers, cited, thing)
     new_papers = tuple(dict.fromkeys((*named_papers(text, papers), *referred)))
     own_terms = content_terms(_TOPIC_PRONOUN.sub(" ", _DO_IT.sub(" ", text)), papers)
     noun_phrase, verb_phrase = _topic(previous.query, papers)

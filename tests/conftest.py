@@ -6,6 +6,7 @@ The environment itself is set by the `tests.environment` plugin, before Django l
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -95,6 +96,17 @@ def shared_case(name: str) -> Path:
 
 
 # --- the chunk index ------------------------------------------------------------------------------
+
+
+def pytest_configure(config):
+    """SIGTERM (`./run test` stopped, a CI job cancelled) ends the session as Ctrl-C does, so that
+    session fixtures are torn down: the chunk-index server a session started, which runs detached,
+    is stopped with it."""
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
 
 
 @pytest.fixture(scope="session")

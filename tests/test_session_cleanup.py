@@ -1,0 +1,62 @@
+"""A test session stopped by SIGTERM (`./run test` stopped, a CI job cancelled) leaves no chunk-index
+server behind: the server the session started runs detached, and only the session's teardown stops it."""
+
+from __future__ import annotations
+
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+WAITING_TEST = """
+import time
+
+import pytest
+
+
+@pytest.mark.django_db
+def test_waits(chunk_store):
+    print("PORT", chunk_store.database.client.address[1], flush=True)
+    time.sleep(300)
+"""
+
+
+def _accepts(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(1)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_a_session_stopped_by_sigterm_stops_the_chunk_index_server_it_started(tmp_path):
+    (tmp_path / "test_waiting.py").write_text(WAITING_TEST)
+    command = [sys.executable, "-m", "pytest", "-c", str(BASE_DIR / "pyproject.toml"), "--rootdir", str(BASE_DIR)]
+    command += ["-p", "tests.conftest", "-p", "no:cacheprovider", "-s", "-q", str(tmp_path / "test_waiting.py")]
+    process = subprocess.Popen(command, cwd=BASE_DIR, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    port = None
+    try:
+        with selectors.DefaultSelector() as selector:
+            selector.register(process.stdout, selectors.EVENT_READ)
+            deadline = time.monotonic() + 120
+            while port is None and time.monotonic() < deadline and selector.select(timeout=5):
+                line = process.stdout.readline()
+                if not line:
+                    break
+                if line.startswith("PORT "):
+                    port = int(line.split()[1])
+        assert port is not None and _accepts(port), "the session did not start its chunk-index server"
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    for _ in range(20):
+        if not _accepts(port):
+            break
+        time.sleep(0.5)
+    assert not _accepts(port)
