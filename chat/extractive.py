@@ -1218,13 +1218,17 @@ def number_attached(text: str, measure: str, asked: Collection[str]) -> bool:
     return False
 
 
+# A time that places a moment within a run ("300 seconds into the computation") says no duration.
+_MOMENT_AFTER = re.compile(r"\s+into\b", re.IGNORECASE)
+
+
 def quantity_fit(text: str, measure: str, counted: Collection[str] = ()) -> float:
     """How well the numbers of *text* fit a question asking for *measure* (`asked_measure`): 1.0
     for a number in a fitting unit (a count has none: "(N=10)"; a count in words counts too when
     it counts one of *counted*, the question's asked terms, stemmed: "ten participants" for "How
     many participants ...?", or for "How many people ...?", `_PEOPLE` being one thing), 0.5 for a
     number in words where a count or any number will do (a time in words, "for one week", where a
-    time is asked, 1.0), 0.2 for numbers in other units only ("1MB" for "the maximum number of
+    time is asked, 1.0; a time that places a moment, "300 seconds into the run", is none), 0.2 for numbers in other units only ("1MB" for "the maximum number of
     znodes") or, for a count, fractions only ("Paper clustering 0.93 0.89" counts nothing), 0.0
     for none."""
     found = quantities(text)
@@ -1232,9 +1236,12 @@ def quantity_fit(text: str, measure: str, counted: Collection[str] = ()) -> floa
     fitting = [q for q in found if units is None or q.unit in units]
     if measure == "count":
         fitting = [q for q in fitting if q.low.is_integer() and q.high.is_integer()]
+    if measure in ("time", "length"):
+        # "killed 200 workers several minutes into the computation": a moment, not how long it took.
+        fitting = [q for q in fitting if not _MOMENT_AFTER.match(text, q.end)]
+        if not fitting and any(not _MOMENT_AFTER.match(text, m.end()) for m in _WORD_DURATION.finditer(text)):
+            return 1.0
     if fitting:
-        return 1.0
-    if measure in ("time", "length") and _WORD_DURATION.search(text):
         return 1.0
     if measure == "count" and counted:
         wanted = set(counted) | (_PEOPLE if _PEOPLE & set(counted) else set())

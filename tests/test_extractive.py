@@ -1730,3 +1730,10 @@ def test_a_table_above_its_caption_split_into_column_blocks_is_quoted_whole():
     assert quoted[0] == "Papers w/ Citation" and quoted[-1].startswith("Table 1: A comparison")
     assert "AAN (Radev et al., 2009) 25k full text" in quoted and "no ACL Anthology comp ling" in quoted
     assert not any("most recent work" in line for line in quoted)
+
+
+def test_a_time_that_places_a_moment_in_a_run_is_no_duration():
+    question = "How long did the sort program take when 200 workers were killed?"
+    assert not states(question, "We killed 200 out of 1746 worker processes several minutes into the computation.")
+    assert not states(question, "Roughly 300 seconds into the computation, the sort program restarts its workers.")
+    assert states(question, "The sort program finishes in 933 seconds including startup overhead.")
