@@ -1228,9 +1228,9 @@ def quantity_fit(text: str, measure: str, counted: Collection[str] = ()) -> floa
     it counts one of *counted*, the question's asked terms, stemmed: "ten participants" for "How
     many participants ...?", or for "How many people ...?", `_PEOPLE` being one thing), 0.5 for a
     number in words where a count or any number will do (a time in words, "for one week", where a
-    time is asked, 1.0; a time that places a moment, "300 seconds into the run", is none), 0.2 for numbers in other units only ("1MB" for "the maximum number of
-    znodes") or, for a count, fractions only ("Paper clustering 0.93 0.89" counts nothing), 0.0
-    for none."""
+    time is asked, 1.0; a time that places a moment, "300 seconds into the run", is none), 0.2
+    for numbers in other units only ("1MB" for "the maximum number of znodes") or, for a count,
+    fractions only ("Paper clustering 0.93 0.89" counts nothing), 0.0 for none."""
     found = quantities(text)
     units = next((fits for name, _, fits in _MEASURE_WORDS if name == measure), None)
     fitting = [q for q in found if units is None or q.unit in units]
