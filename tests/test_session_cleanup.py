@@ -3,6 +3,7 @@ server behind: the server the session started runs detached, and only the sessio
 
 from __future__ import annotations
 
+import os
 import selectors
 import signal
 import socket
@@ -36,7 +37,11 @@ def test_a_session_stopped_by_sigterm_stops_the_chunk_index_server_it_started(tm
     (tmp_path / "test_waiting.py").write_text(WAITING_TEST)
     command = [sys.executable, "-m", "pytest", "-c", str(BASE_DIR / "pyproject.toml"), "--rootdir", str(BASE_DIR)]
     command += ["-p", "tests.conftest", "-p", "no:cacheprovider", "-s", "-q", str(tmp_path / "test_waiting.py")]
-    process = subprocess.Popen(command, cwd=BASE_DIR, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # A database of its own: this session's test database is in use.
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"}
+    process = subprocess.Popen(
+        command, cwd=BASE_DIR, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     port = None
     try:
         with selectors.DefaultSelector() as selector:
