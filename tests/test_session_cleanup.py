@@ -57,9 +57,13 @@ def test_a_session_stopped_by_sigterm_stops_the_chunk_index_server_it_started(tm
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=60)
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+        if process.poll() is None:  # a failure above: end the session as gently as it allows
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
     for _ in range(20):
         if not _accepts(port):
             break
