@@ -2,9 +2,10 @@
 set before pytest-django configures Django: tests never touch the developer's `.data` folder or
 `.env` choices of model, server or task backend. A test that reaches the chunk index without the
 `chunk_store` fixture falls back to an embedded server under the temporary data folder (never the
-`.env`'s `EMBEDDED_MONGO_DIR`), stopped when the session ends."""
+`.env`'s `EMBEDDED_MONGO_DIR`), stopped when the session ends, when the folder is removed."""
 
 import os
+import shutil
 import tempfile
 
 os.environ["DEBUG"] = "true"
@@ -19,7 +20,9 @@ os.environ["TASKS_BACKEND"] = "django_tasks.backends.dummy.DummyBackend"
 
 
 def pytest_sessionfinish(session, exitstatus):
-    """Stop an embedded chunk index a test started under the temporary data folder, if any."""
+    """Stop an embedded chunk index a test started under the temporary data folder, if any, and
+    remove the folder."""
     from indexing.store import stop_embedded_server
 
     stop_embedded_server(os.environ["EMBEDDED_MONGO_DIR"])
+    shutil.rmtree(os.environ["DATA_DIR"], ignore_errors=True)

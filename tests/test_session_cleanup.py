@@ -1,5 +1,6 @@
 """A test session stopped by SIGTERM (`./run test` stopped, a CI job cancelled) leaves no chunk-index
-server behind: the server the session started runs detached, and only the session's teardown stops it."""
+server behind (the server the session started runs detached, and only the session's teardown stops
+it) and no temporary data folder."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pathlib import Path
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 WAITING_TEST = """
+import os
 import time
 
 import pytest
@@ -22,6 +24,7 @@ import pytest
 
 @pytest.mark.django_db
 def test_waits(chunk_store):
+    print("DATA_DIR", os.environ["DATA_DIR"], flush=True)
     print("PORT", chunk_store.database.client.address[1], flush=True)
     time.sleep(300)
 """
@@ -33,7 +36,7 @@ def _accepts(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
-def test_a_session_stopped_by_sigterm_stops_the_chunk_index_server_it_started(tmp_path):
+def test_a_session_stopped_by_sigterm_stops_its_chunk_index_server_and_removes_its_data_folder(tmp_path):
     (tmp_path / "test_waiting.py").write_text(WAITING_TEST)
     command = [sys.executable, "-m", "pytest", "-c", str(BASE_DIR / "pyproject.toml"), "--rootdir", str(BASE_DIR)]
     command += ["-p", "tests.conftest", "-p", "no:cacheprovider", "-s", "-q", str(tmp_path / "test_waiting.py")]
@@ -43,14 +46,19 @@ def test_a_session_stopped_by_sigterm_stops_the_chunk_index_server_it_started(tm
         command, cwd=BASE_DIR, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     port = None
+    data_dir = None
     try:
         with selectors.DefaultSelector() as selector:
             selector.register(process.stdout, selectors.EVENT_READ)
             deadline = time.monotonic() + 120
-            while port is None and time.monotonic() < deadline and selector.select(timeout=5):
+            while port is None and time.monotonic() < deadline:
+                if not selector.select(timeout=5):
+                    continue  # the child is still starting (Django, the chunk-index server)
                 line = process.stdout.readline()
                 if not line:
                     break
+                if line.startswith("DATA_DIR "):
+                    data_dir = Path(line.split(maxsplit=1)[1].strip())
                 if line.startswith("PORT "):
                     port = int(line.split()[1])
         assert port is not None and _accepts(port), "the session did not start its chunk-index server"
@@ -69,3 +77,4 @@ def test_a_session_stopped_by_sigterm_stops_the_chunk_index_server_it_started(tm
             break
         time.sleep(0.5)
     assert not _accepts(port)
+    assert data_dir is not None and not data_dir.exists(), "the session left its temporary data folder"
