@@ -47,6 +47,7 @@ def test_a_session_stopped_by_sigterm_stops_its_chunk_index_server_and_removes_i
     )
     port = None
     data_dir = None
+    said: list[str] = []
     try:
         with selectors.DefaultSelector() as selector:
             selector.register(process.stdout, selectors.EVENT_READ)
@@ -57,11 +58,14 @@ def test_a_session_stopped_by_sigterm_stops_its_chunk_index_server_and_removes_i
                 line = process.stdout.readline()
                 if not line:
                     break
+                said.append(line)
                 if line.startswith("DATA_DIR "):
                     data_dir = Path(line.split(maxsplit=1)[1].strip())
                 if line.startswith("PORT "):
                     port = int(line.split()[1])
-        assert port is not None and _accepts(port), "the session did not start its chunk-index server"
+        assert port is not None and _accepts(port), "the session did not start its chunk-index server:\n" + "".join(
+            said[-40:]
+        )
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=60)
     finally:
