@@ -5,11 +5,12 @@ it) and no temporary data folder."""
 from __future__ import annotations
 
 import os
-import selectors
+import queue
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -18,14 +19,15 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 WAITING_TEST = """
 import os
 import time
+from urllib.parse import urlsplit
 
 import pytest
 
 
 @pytest.mark.django_db
-def test_waits(chunk_store):
+def test_waits(chunk_store, _embedded_mongo_uri):
     print("DATA_DIR", os.environ["DATA_DIR"], flush=True)
-    print("PORT", chunk_store.database.client.address[1], flush=True)
+    print("PORT", urlsplit(_embedded_mongo_uri).port, flush=True)
     time.sleep(300)
 """
 
@@ -48,21 +50,21 @@ def test_a_session_stopped_by_sigterm_stops_its_chunk_index_server_and_removes_i
     port = None
     data_dir = None
     said: list[str] = []
+    # A thread reads the child's output: a line may wait in the pipe's buffer, unseen by select().
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in process.stdout], daemon=True).start()
     try:
-        with selectors.DefaultSelector() as selector:
-            selector.register(process.stdout, selectors.EVENT_READ)
-            deadline = time.monotonic() + 120
-            while port is None and time.monotonic() < deadline:
-                if not selector.select(timeout=5):
-                    continue  # the child is still starting (Django, the chunk-index server)
-                line = process.stdout.readline()
-                if not line:
-                    break
-                said.append(line)
-                if line.startswith("DATA_DIR "):
-                    data_dir = Path(line.split(maxsplit=1)[1].strip())
-                if line.startswith("PORT "):
-                    port = int(line.split()[1])
+        deadline = time.monotonic() + 120
+        while port is None and process.poll() is None and time.monotonic() < deadline:
+            try:
+                line = lines.get(timeout=5)
+            except queue.Empty:
+                continue  # the child is still starting (Django, the chunk-index server)
+            said.append(line)
+            if line.startswith("DATA_DIR "):
+                data_dir = Path(line.split(maxsplit=1)[1].strip())
+            if line.startswith("PORT "):
+                port = int(line.split()[1])
         assert port is not None and _accepts(port), "the session did not start its chunk-index server:\n" + "".join(
             said[-40:]
         )
