@@ -675,6 +675,13 @@ _WORD_COUNT = re.compile(
     r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|dozen)\s+((?:[a-z]+-)?[a-z]{2,}s)\b",
     re.IGNORECASE,
 )
+# A count by a variable ("more than N nodes", "the top N nodes", "2f + 1 replicas", "N-1 clockwise
+# successor nodes"): a letter, or a letter with a coefficient or an offset, before the plural noun
+# it counts (group 1), a few modifiers between. Not "A" or "I", which are words.
+_SYMBOLIC_COUNT = re.compile(
+    r"(?<![\w(=/.-])(?:\d+[a-z]|[b-hj-zB-HJ-Z])(?:\s*[+\u2212-]\s*\d+)?(?:\s+(?!of\b|the\b)[a-z][\w-]*){0,2}?\s+([a-z]{2,}s)\b"
+    r"(?<!\bis)(?<!\bas)(?<!\bhas)(?<!\bwas)"
+)
 # A time in words ("for one week", "a few days", "several hours"): a duration with no digit. Not
 # "a day": "millions of requests a day" is a rate.
 _WORD_DURATION = re.compile(
@@ -1205,6 +1212,7 @@ def number_attached(text: str, measure: str, asked: Collection[str]) -> bool:
     spans = [(q.start, q.end) for q in found if units is None or q.unit in units]
     if measure in ("count", ""):
         spans += [m.span() for m in _WORD_NUMBER.finditer(text)]
+        spans += [(m.start(), m.start(1)) for m in _SYMBOLIC_COUNT.finditer(text)]  # the noun after it
     # "What was the average age ...?" is not answered by "clicking on average only 7 Section Gists":
     # a statistic's name says how the figure is summarised, not what it measures.
     asked_set = set(asked) - _STATISTICS or set(asked)
@@ -1247,6 +1255,8 @@ def quantity_fit(text: str, measure: str, counted: Collection[str] = ()) -> floa
         wanted = set(counted) | (_PEOPLE if _PEOPLE & set(counted) else set())
         if any(_stem(noun.casefold()) in wanted for noun in _WORD_COUNT.findall(text)):
             return 1.0
+        if any(_stem(noun) in wanted for noun in _SYMBOLIC_COUNT.findall(text)):
+            return 1.0  # "preference list contains more than N nodes" for "How many nodes ...?"
     if _WORD_NUMBER.search(text) and measure in ("", "count"):
         return 0.5
     return 0.2 if found else 0.0

@@ -102,16 +102,22 @@ _QUANTITY_NOUNS = (
     r"percent|fraction|share|length|duration|timeout|timeouts|interval|period|limit|threshold|capacity|bandwidth|"
     r"overhead|speedup|speed|frequency|delay|accuracy|precision|recall|score|cost|fanout|factor|budget|"
     r"year|age|total|average|mean|median|maximum|minimum|max|min|dimension|dimensions|granularity|"
-    r"participants|replicas|nodes|servers|machines|temperature|temperatures|percent|percentage"
+    r"temperature|temperatures|percent|percentage"
 )
+# "What servers make up a Chubby cell?" is answered by how many ("five servers"); "Which servers
+# take snapshots?" by which ones (an entity).
+_COUNTED_NOUNS = r"participants|replicas|nodes|servers|machines"
+# Words between the question word and the asked noun, none an auxiliary ("what chunk size", not
+# "what does GFS use as its size").
+_NOT_AUX_WORDS = r"(?: (?!(?:does|do|did|is|are|was|were|has|have|had|can|could|will|would)\b)[\w-]+)"
 _QUANTITY = re.compile(
     r"\b(?:how (?:many|much|long|large|big|fast|often|small|far|high|low|quickly|frequently|deep|wide|tall|heavy|"
     r"old)|"
     r"at what (?:rate|size|speed|temperature|frequency|cost)|by how (?:much|many)|in what year|"
     r"what (?:percentage|fraction|proportion)|"
     rf"(?:what|which)(?: (?:is|are|was|were|'s))?(?: the| a| an| its| their)?"
-    rf"(?: (?!(?:does|do|did|is|are|was|were|has|have|had|can|could|will|would)\b)[\w-]+){{0,3}}? "
-    rf"(?:{_QUANTITY_NOUNS})\b)",
+    rf"{_NOT_AUX_WORDS}{{0,3}}? (?:{_QUANTITY_NOUNS})\b|"
+    rf"what{_NOT_AUX_WORDS}{{0,3}}? (?:{_COUNTED_NOUNS})\b)",
     re.IGNORECASE,
 )
 _YES_NO = re.compile(
@@ -1063,6 +1069,21 @@ _FRAGMENT = re.compile(
     r"without|using|given)\b(?!\s+(?:which|what|whom|whose|how)\b)[^?]*?)[?.!]*\s*$",
     re.IGNORECASE,
 )
+# "What happened without any randomness?" after a question about adding randomness: the previous
+# question again, under the condition it varied (a term of the previous question must be in it).
+_WHAT_HAPPENED = re.compile(
+    r"^\s*(?:and|but|so)?\s*what\s+(?:happens|happened|happen|changes|changed)\s+"
+    r"(?P<phrase>(?:without|with|if|under|for)\b(?!\s+(?:which|what|whom|whose|how)\b)[^?]*?)[?.!]*\s*$",
+    re.IGNORECASE,
+)
+
+
+def _shares_terms(phrase: str, previous: str, papers: Sequence[PaperRef]) -> bool:
+    """Whether *phrase* repeats a content term of the question *previous* (either number)."""
+    said = {_stem_word(term.casefold()) for term in content_terms(previous, papers)}
+    return any(_stem_word(term.casefold()) in said for term in content_terms(phrase, papers))
+
+
 # A numbered thing ("phase 2", "Table 3", "step 4b") that a fragment may put in place of its twin.
 _NUMBERED = re.compile(r"\b(?P<noun>[A-Za-z][\w-]*)\s+(?P<label>\d+[a-z]?)\b")
 
@@ -1085,6 +1106,36 @@ def _with_condition(previous: str, phrase: str) -> str:
     return f"{body} {phrase.strip()}?"
 
 
+# "How many of those participants ...?", "these snapshots": a thing the conversation already named.
+_DEMONSTRATIVE = re.compile(rf"\b(?:those|these)\s+(?!{_PAPERS_NOUN}\b|authors\b)(?=[a-z])", re.IGNORECASE)
+# "How many kept using it?": "it" as the object of a verb, the thing the conversation is about.
+_VERB_OBJECT_IT = re.compile(r"\b(?:[a-z]{2,}ing|[a-z]{2,}ed|use|uses|adopt|adopts)\s+it\b", re.IGNORECASE)
+# "the leader", "the lease": a definite noun whose head the previous turn said.
+_DEFINITE = re.compile(r"\bthe\s+(?:[a-z][\w-]*\s+){0,2}?(?P<head>[a-z][\w-]{2,})\b(?!\s+(?:of|in)\s+(?-i:[A-Z]))")
+
+
+def _continues(question: str, before: str, papers: Sequence[PaperRef]) -> bool:
+    """Whether *question*, which names no paper and has no pronoun of a follow-up, still goes on
+    with the conversation *before* it (the previous question and answer): it points back with
+    "those"/"these" ("How many of those participants ...?"), has "it" as a verb's object ("...
+    kept using it?"), or asks about a definite thing ("the leader") that *before* spoke of. A
+    question about the papers themselves, or across them, starts afresh."""
+    if named_papers(question, papers) or is_broad(question) or _ABOUT_PAPERS.search(question):
+        return False
+    if _DEMONSTRATIVE.search(question) or _VERB_OBJECT_IT.search(question):
+        return True
+    said = {_stem_word(word) for word in _WORD.findall(before.casefold())}
+    return any(
+        match["head"].casefold() not in _NON_TERMS and _stem_word(match["head"].casefold()) in said
+        for match in _DEFINITE.finditer(question)
+    )
+
+
+def _stem_word(word: str) -> str:
+    """*word* without a plural "s" ("leaders" -> "leader"), to match a noun in either number."""
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
 def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef], depth: int = 0) -> _Resolved:
     """*question* resolved against *history* (answered turns, oldest first)."""
     named = named_papers(question, papers)
@@ -1095,11 +1146,30 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
         comparison=is_comparison(question, named=_times_named(question, papers)),
     )
     previous_question = next((t for t in reversed(history) if t.role == "user"), None)
-    if previous_question is None or depth >= 3 or not _looks_like_follow_up(question, papers):
+    if previous_question is None or depth >= 3:
         return standalone
     index = max(i for i, t in enumerate(history) if t is previous_question)
-    earlier = _resolve(previous_question.text, history[:index], papers, depth + 1)
     answer = history[index + 1] if index + 1 < len(history) else None
+    contrast = _WHAT_HAPPENED.match(question)
+    if contrast is not None and not _shares_terms(contrast["phrase"], previous_question.text, papers):
+        contrast = None  # "What happens when a leader fails?" is a question of its own
+    if contrast is None and not _looks_like_follow_up(question, papers):
+        before = f"{previous_question.text} {answer.text if answer is not None else ''}"
+        if not _continues(question, before, papers):
+            return standalone
+        # "How many of those participants kept using it?" after a question about CiteSee's field
+        # study: the same paper, the thing pointed at by its article.
+        earlier = _resolve(previous_question.text, history[:index], papers, depth + 1)
+        if not earlier.focus:
+            return standalone
+        query = _DEMONSTRATIVE.sub("the ", question.strip())
+        used = _VERB_OBJECT_IT.search(query)
+        if used is not None and len(earlier.focus) == 1:  # "... kept using it?": the paper's system
+            query = query[: used.end() - 2] + _names(earlier.focus, papers) + query[used.end() :]
+        else:
+            query = _in_papers(query, earlier.focus, papers)
+        return _Resolved(query=" ".join(query.split()), focus=earlier.focus, pool=earlier.pool, comparison=False)
+    earlier = _resolve(previous_question.text, history[:index], papers, depth + 1)
     cited = answer.paper_ids if answer is not None else ()
     pool = tuple(dict.fromkeys((*earlier.focus, *earlier.pool, *cited)))
     if len(papers) == 2:
@@ -1108,7 +1178,7 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
         pool = tuple(dict.fromkeys((*pool, *(paper.paper_id for paper in papers))))
     previous = replace(earlier, pool=pool)
 
-    fragment = _FRAGMENT.match(question)
+    fragment = _FRAGMENT.match(question) or contrast
     if fragment is not None and not named_papers(question, papers) and not _PAPER_REFERENCE.search(question):
         query = _with_condition(previous.query, fragment["phrase"])
         return _Resolved(query=query, focus=previous.focus, pool=previous.pool, comparison=previous.comparison)

@@ -1639,6 +1639,16 @@ def test_a_count_is_stated_only_by_a_number_next_to_what_it_counts():
     assert not number_attached("Three servers took part; participants were remote.", "count", ["particip"])
 
 
+def test_a_count_by_a_variable_states_how_many():
+    question = "How many nodes does the preference list contain in Dynamo?"
+    assert states(question, "To account for node failures, preference list contains more than N nodes.")
+    assert states("How many replicas does Paxos need?", "Paxos tolerates f failures with 2f + 1 replicas.")
+    # An article is no variable: "a set of nodes" counts nothing.
+    assert not states(question, "The preference list is a set of nodes chosen by the coordinator.")
+    replicas = asked_terms("How many replicas does Paxos need?")
+    assert quantity_fit("It runs N-1 clockwise successor replicas.", "count", replicas) == 1.0
+
+
 def test_a_number_with_a_unit_says_what_it_measures_where_the_question_names_no_measure():
     assert states("How large are GFS chunks?", "We have chosen 64 MB, which is much larger than typical block sizes.")
 

@@ -834,6 +834,39 @@ def test_a_fragment_asks_the_previous_question_again_under_its_condition(previou
     assert (analysis.query, analysis.rewritten) == (query, True)
 
 
+def test_what_happened_under_a_varied_condition_asks_the_previous_question_again():
+    previous = ("What median downtime did adding 5ms of randomness to Raft's election timeouts give?", (2,))
+    analysis = analyse("What happened without any randomness?", previous)
+    assert analysis.query == (
+        "What median downtime did adding 5ms of randomness to Raft's election timeouts give without any randomness?"
+    )
+    # A condition the previous question did not speak of makes a question of its own.
+    assert not analyse("What happens if a follower crashes?", previous).rewritten
+
+
+def continued(question: str, previous: str, answer: str) -> object:
+    history = [Turn("user", previous), Turn("assistant", answer, paper_ids=(RAFT.paper_id,))]
+    return analyse_question(question, history=history, papers=LIBRARY)
+
+
+def test_a_question_pointing_back_with_those_or_it_as_an_object_stays_with_the_previous_paper():
+    previous = "During Raft's user study, how many students took the quizzes?"
+    analysis = continued("How many of those students kept using it afterwards?", previous, "An answer.")
+    assert analysis.query == "How many of the students kept using Raft afterwards?"
+    assert analysis.named_paper_ids == (RAFT.paper_id,)
+
+
+def test_a_definite_thing_the_previous_answer_spoke_of_stays_with_its_paper():
+    previous = "How does Raft serve read-only client requests?"
+    answer = "\u201cA leader must check whether it has been deposed.\u201d [1]"
+    analysis = continued("What does the leader have to do first?", previous, answer)
+    assert analysis.query == "What does the leader have to do first in Raft?"
+    assert analysis.named_paper_ids == (RAFT.paper_id,)
+    # A thing the conversation never spoke of starts afresh.
+    fresh = continued("What is the chunk size?", previous, answer)
+    assert (fresh.query, fresh.named_paper_ids, fresh.rewritten) == ("What is the chunk size?", (), False)
+
+
 def test_a_fragment_naming_a_paper_asks_the_previous_question_of_that_paper():
     assert analyse("And in Chubby?", MEMBERSHIP).query == "How does Chubby handle cluster membership changes?"
 
