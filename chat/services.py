@@ -58,9 +58,11 @@ from chat.question import (
     PaperRef,
     QuestionAnalysis,
     analyse_question,
+    cut_mentions,
     defined_term,
     figure_label,
     first_author,
+    key_terms,
     rewrite_with_model,
 )
 from chat.support import UNREADABLE_NOTE, SentenceBuffer, answer_status, check_sentence
@@ -285,6 +287,17 @@ def best_sentence_cosines(texts: Sequence[str], query: np.ndarray) -> np.ndarray
     return best
 
 
+def lexical_query(analysis: QuestionAnalysis, refs: Sequence[PaperRef]) -> str:
+    """The query of a question about one named paper without that paper's name, for the lexical
+    leg (see `Focus.lexical_query`); *refs* the project's papers. "" for any other question, or
+    when nothing but the name is left ("What is Raft?")."""
+    if len(analysis.named_paper_ids) != 1:
+        return ""
+    (named,) = analysis.named_paper_ids
+    text = cut_mentions(analysis.query, refs, keep={ref.paper_id for ref in refs if ref.paper_id != named})
+    return text if key_terms(text) else ""
+
+
 def _retrieve(papers: list[Paper], analysis: QuestionAnalysis) -> Retrieval:
     focus = Focus(
         paper_ids=analysis.named_paper_ids,
@@ -294,6 +307,7 @@ def _retrieve(papers: list[Paper], analysis: QuestionAnalysis) -> Retrieval:
         define=defined_term(analysis.query) or "",  # "" unless a definition question
         caption=figure_label(analysis.query) or "",
         funding=asks_about_funding(analysis.query),
+        lexical_query=lexical_query(analysis, [paper_ref(paper) for paper in papers]),
     )
     return retrieve_passages(papers=papers, question=analysis.query, focus=focus, sentence_scorer=best_sentence_cosines)
 

@@ -174,6 +174,10 @@ class Focus:
     caption: str = ""
     # The question asks who funded the work: the chunk with the funding statement leads.
     funding: bool = False
+    # The question without the names of the papers it names, for the lexical leg when only those
+    # papers are searched: there every chunk is of a named paper, and its name, rare in the project
+    # (a high IDF), would rank chunks by how often they repeat it rather than by the question.
+    lexical_query: str = ""
 
 
 @dataclass(frozen=True)
@@ -693,6 +697,7 @@ def rank_hits(
     limit: int,
     query_embedding: np.ndarray | None = None,
     sentence_scorer: SentenceScorer | None = None,
+    lexical_question: str = "",
 ) -> tuple[list[Hit], str]:
     """The ranked candidate hits for *question* over the papers in *searched* (a subset of
     *versions*, the project's ready papers), at most *limit* per leg, in *mode*. Returns (hits best
@@ -701,7 +706,8 @@ def rank_hits(
     caller has it (benchmarks time retrieval without the model). Raises RetrievalModeError for an
     unknown mode; ChunkStoreError or EmbeddingError when a backing service fails.
     *sentence_scorer*, when given, re-ranks the dense leg by its chunks' best sentences
-    (`rerank_dense`).
+    (`rerank_dense`). *lexical_question*, when given, is what the lexical leg searches instead of
+    *question*.
     """
     if mode not in MODES:
         raise RetrievalModeError(f"Unknown retrieval mode {mode!r}: use one of {', '.join(MODES)}.")
@@ -709,10 +715,11 @@ def rank_hits(
     searched_versions = {paper_id: versions[paper_id] for paper_id in searched}
 
     def legs(query: np.ndarray | None, lexical: bool) -> tuple[list[Hit], list[Hit] | None]:
+        words = lexical_question or question
         if not atlas:
-            return _local_legs(question, query, versions, searched, limit=limit, lexical=lexical)
+            return _local_legs(words, query, versions, searched, limit=limit, lexical=lexical)
         dense = dense_hits(query, searched_versions, limit=limit) if query is not None else []
-        return dense, _atlas_lexical(question, searched_versions, limit=limit) if lexical else []
+        return dense, _atlas_lexical(words, searched_versions, limit=limit) if lexical else []
 
     query = None if mode == "lexical" else query_embedding if query_embedding is not None else embed_query(question)
     dense, lexical = legs(query, mode != "dense")
@@ -819,6 +826,7 @@ def retrieve_passages(
             limit=limit,
             query_embedding=query,
             sentence_scorer=sentence_scorer,
+            lexical_question=focus.lexical_query if focus is not None and ranked == named else "",
         )
         # (pattern, whether the sentence it matches must end in the chunk)
         wanted = [(caption_pattern(focus.caption), False)] if focus is not None and focus.caption else []

@@ -7,6 +7,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from chat.question import PaperRef, QuestionAnalysis
+from chat.services import lexical_query
 from indexing import store
 from indexing.retrieval import (
     FUNDING_STATEMENT,
@@ -15,6 +17,8 @@ from indexing.retrieval import (
     ProjectIndex,
     first_mentions_first,
     leg_candidates,
+    paper_versions,
+    rank_hits,
     rerank_dense,
     retrieve_passages,
     select_passages,
@@ -355,3 +359,48 @@ def test_a_funding_statement_leads_from_the_chunk_that_holds_it_whole():
     assert whole.chunk_index == 2 and whole.lexical_coverage == 1.0
     (cut,) = first_mentions_first(*args)  # a term or caption: its first chunk, wherever it ends
     assert cut.chunk_index == 1
+
+
+@pytest.mark.django_db
+def test_the_lexical_leg_searches_the_lexical_query_when_one_is_given(project):
+    filler = "The service keeps running through failures of its machines and its network links. " * 25
+    overview = [
+        f"Dynamo overview {n}. Dynamo is a store; Dynamo runs Dynamo nodes for Dynamo users. {filler}" for n in range(4)
+    ]
+    placement = (
+        f"Replica placement. Each key is kept at its coordinator and at the successor nodes on the ring. {filler}"
+    )
+    dynamo, _, _ = project({"Dynamo": [*overview, placement], "Raft": [RAFT_MEMBERSHIP], "GFS": [GFS_CHUNKS]})
+
+    def first_hit(lexical_question: str) -> str:
+        hits, _ = rank_hits(
+            question="What is Dynamo?",
+            versions=paper_versions([dynamo]),
+            searched={dynamo.pk},
+            mode="lexical",
+            limit=10,
+            lexical_question=lexical_question,
+        )
+        return hits[0].text
+
+    assert "successor nodes" not in first_hit("")
+    assert "successor nodes" in first_hit("Where is each key kept?")
+
+
+def test_a_question_about_one_named_paper_searches_words_without_its_name():
+    papers = [
+        PaperRef(1, "Dynamo: Amazon's Highly Available Key-value Store"),
+        PaperRef(2, "Bigtable: A Distributed Storage System for Structured Data"),
+    ]
+    query = "How does Dynamo place its replicas, unlike Bigtable?"
+    assert lexical_query(QuestionAnalysis(question=query, query=query, named_paper_ids=(1,)), papers) == (
+        "How does place its replicas, unlike Bigtable?"
+    )
+    # Two named papers, or a question that is nothing but the name, keep the whole question.
+    assert lexical_query(QuestionAnalysis(question=query, query=query, named_paper_ids=(1, 2)), papers) == ""
+    assert (
+        lexical_query(
+            QuestionAnalysis(question="What is Dynamo?", query="What is Dynamo?", named_paper_ids=(1,)), papers
+        )
+        == ""
+    )
