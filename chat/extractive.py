@@ -1861,7 +1861,9 @@ def missing_names(analysis: QuestionAnalysis, texts: Sequence[str], titles: Sequ
     """Names in the question (`_named_things`) that none of *texts* (the passages) and none of the
     *titles* contains, nor a title's acronym ("GFS" for "The Google File System"), and the years it
     asks about ("... receive in 2023?") that no passage names: a figure from another year does not
-    answer it."""
+    answer it. A follow-up's rewrite is held only to the names its own words say: "What's the
+    equivalent rule on the ZooKeeper side?" after a question about Chubby's KeepAlives asks about
+    ZooKeeper's rule, which need not be called a KeepAlive."""
     haystack = " ".join(texts).casefold() + " " + " ".join(titles).casefold()
     acronyms = {_acronym(title) for title in titles}
     # Question analysis leaves the names of the papers a question names ("Raft", "Ongaro") out of its
@@ -1871,7 +1873,8 @@ def missing_names(analysis: QuestionAnalysis, texts: Sequence[str], titles: Sequ
     return [
         name
         for name in _named_things(analysis.query)
-        if name.casefold() not in haystack
+        if (not analysis.rewritten or name.casefold() in analysis.question.casefold())
+        and name.casefold() not in haystack
         and name.casefold().removesuffix("s") not in haystack
         and not (terms(name) and set(terms(name)) <= haystack_terms)  # "PDFs" where passages say "PDF"
         and name.casefold() not in acronyms

@@ -1043,6 +1043,7 @@ def _looks_like_follow_up(question: str, papers: Sequence[PaperRef]) -> bool:
     group = _PAPER_REFERENCE.search(question)
     return bool(
         _CONTINUATION.search(question)
+        or (_EQUIVALENT.search(question) and not content_terms(_said_again(question), papers))
         or (group and (not group.group("group") or not (named or _OWN_PAPERS.search(question))))
         or _DO_IT.search(question)
         or _TOPIC_PRONOUN.search(question)
@@ -1136,6 +1137,22 @@ def _stem_word(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
+# "What's the equivalent rule on the ZooKeeper side?", "What is its counterpart in Raft?": the
+# previous question, asked of another paper.
+_EQUIVALENT = re.compile(
+    r"\b(?:(?:the|its|their)\s+)?(?:equivalent|counterpart|analog(?:ue)?|corresponding|matching)"
+    r"(?:\s+(?:rule|mechanism|thing|step|setting|feature|idea|one|part|number|value|figure|approach|design|"
+    r"policy|parameter|default))?\b|\bside\b",
+    re.IGNORECASE,
+)
+
+
+def _said_again(text: str) -> str:
+    """*text* without its words that point back at the previous question ("that", "do it", "the
+    equivalent rule"): what is left is what the follow-up asks of its own."""
+    return _EQUIVALENT.sub(" ", _TOPIC_PRONOUN.sub(" ", _DO_IT.sub(" ", text)))
+
+
 def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef], depth: int = 0) -> _Resolved:
     """*question* resolved against *history* (answered turns, oldest first)."""
     named = named_papers(question, papers)
@@ -1203,7 +1220,7 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
         question = question[: closing.start("pronoun")] + subject + question[closing.end("pronoun") :]
     text, referred, subject_it, group = _resolve_references(question.strip(), previous, papers, cited, thing)
     new_papers = tuple(dict.fromkeys((*named_papers(text, papers), *referred)))
-    own_terms = content_terms(_TOPIC_PRONOUN.sub(" ", _DO_IT.sub(" ", text)), papers)
+    own_terms = content_terms(_said_again(text), papers)
     noun_phrase, verb_phrase = _topic(previous.query, papers)
     if noun_phrase and not new_papers:
         head = noun_phrase.split()[-1]
@@ -1213,8 +1230,8 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
     # it?" and "What about the other one?" do not.
     own_words = [
         word
-        for word in _WORD.findall(cut_mentions(_TOPIC_PRONOUN.sub(" ", _DO_IT.sub(" ", text)), papers))
-        if word.casefold() not in _FUNCTION_WORDS | _PAPER_WORDS
+        for word in _WORD.findall(cut_mentions(_said_again(text), papers))
+        if re.sub(r"['\u2019]s$", "", word.casefold()) not in _FUNCTION_WORDS | _PAPER_WORDS
     ]
     own_words += _WHAT_DOES_DO.findall(text)  # "What does it do?": "do" is its verb, not a stand-in
     if not own_terms and not own_words:  # "And Bigtable?", "What about the other one?", "Why?": the previous question

@@ -21,6 +21,7 @@ from chat.extractive import (
     embed_candidates,
     is_quotable,
     is_signpost,
+    missing_names,
     names_in,
     names_place,
     normalise_numbers,
@@ -1637,6 +1638,15 @@ def test_a_count_is_stated_only_by_a_number_next_to_what_it_counts():
     )
     assert number_attached("We recruited a total of ten participants.", "count", ["particip"])
     assert not number_attached("Three servers took part; participants were remote.", "count", ["particip"])
+
+
+def test_a_follow_up_is_held_only_to_the_names_its_own_words_say():
+    question = "What's the equivalent rule on the ZooKeeper side?"
+    query = "How often are KeepAlives exchanged between a ZooKeeper client and the master?"
+    passages = ["A client sends a heartbeat after the session has been idle for s/3 ms."]
+    rewritten = dataclasses.replace(analysis_for(query), question=question, rewritten=True)
+    assert missing_names(rewritten, passages, ["ZooKeeper"]) == []
+    assert missing_names(analysis_for(query), passages, ["ZooKeeper"]) == ["KeepAlives"]
 
 
 def test_a_count_by_a_variable_states_how_many():

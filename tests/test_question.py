@@ -844,6 +844,20 @@ def test_what_happened_under_a_varied_condition_asks_the_previous_question_again
     assert not analyse("What happens if a follower crashes?", previous).rewritten
 
 
+@pytest.mark.parametrize(
+    ("follow_up", "query"),
+    [
+        ("What's the equivalent rule on the ZooKeeper side?", "How often does a ZooKeeper client renew its lease?"),
+        ("What is the counterpart in ZooKeeper?", "How often does a ZooKeeper client renew its lease?"),
+    ],
+)
+def test_the_equivalent_in_another_paper_asks_the_previous_question_of_it(follow_up, query):
+    analysis = analyse(follow_up, ("How often does a Chubby client renew its lease?", (CHUBBY.paper_id,)))
+    assert (analysis.query, analysis.named_paper_ids) == (query, (ZOOKEEPER.paper_id,))
+    # "side" as a word of the question's own is no pointer back.
+    assert not analyse("Which side effects does ZooKeeper avoid?", MEMBERSHIP).rewritten
+
+
 def continued(question: str, previous: str, answer: str) -> object:
     history = [Turn("user", previous), Turn("assistant", answer, paper_ids=(RAFT.paper_id,))]
     return analyse_question(question, history=history, papers=LIBRARY)
