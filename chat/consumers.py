@@ -286,9 +286,11 @@ class ProjectChatConsumer(ChatConsumer):
         await self.channel_layer.group_send(self.group, {"type": "chat.cleared"})
 
     async def emit(self, event: dict[str, Any], session: StreamedAnswer) -> None:
-        asked = getattr(session, "question_message", None)
-        if event["type"] == "answer.start" and asked is not None:
-            await self._fan_out(events.question(asked))
+        # The question goes out before the answer's first event, which is answer.done when the
+        # asker cancelled at once.
+        if isinstance(session, AnswerSession) and session.question_message and not session.question_announced:
+            session.question_announced = True
+            await self._fan_out(events.question(session.question_message))
         await self._fan_out(event)
 
     async def _fan_out(self, event: dict[str, Any]) -> None:

@@ -585,6 +585,9 @@ class AnswerSession(StreamedAnswer):
     quotes: dict[int, str] = field(default_factory=dict)
     answer_message: ChatMessage | None = None
     question_message: ChatMessage | None = None
+    # Whether the members were sent the question (`chat.question`), which goes out once, before
+    # the answer's first event.
+    question_announced: bool = False
     # Paper id -> "2 pages of X could not be read", for the project's papers with unreadable pages.
     unreadable: dict[int, str] = field(default_factory=dict)
     metadata_answer: MetadataAnswer | None = None
@@ -765,6 +768,11 @@ class AnswerSession(StreamedAnswer):
         if not self.persist:  # the Message shape, unsaved
             return {"id": None, "role": ChatMessage.Role.ASSISTANT, **self._answer_fields(state), "created_at": None}
         with transaction.atomic():
+            if self.question_message is None:
+                # Stopped before the question was saved (a cancel right after asking): the thread
+                # keeps the question before its stopped answer, never an answer to nothing. On the
+                # same database thread as `_save_question`, so a save already running comes first.
+                self._save_question()
             message = self._write_answer(state)
             trim_chat(project=self.project)
         return message

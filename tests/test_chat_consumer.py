@@ -186,6 +186,19 @@ async def test_cancel_stops_the_model_and_keeps_the_partial_answer_as_stopped(al
     assert answer.citations["1"]["title"] == "Raft"
 
 
+async def test_a_cancel_right_after_asking_keeps_the_question_before_its_stopped_answer(alice, indexed_project):
+    socket, _ = await connected_socket(alice, indexed_project)
+    await socket.send_json_to({"type": "question", "text": QUESTION})
+    await socket.send_json_to({"type": "cancel"})
+    received = await receive_until(socket, "answer.done")
+    assert received[0]["type"] == "chat.question"  # every member sees what was asked
+    assert received[-1]["message"]["state"] == ChatMessage.State.STOPPED
+    await socket.disconnect()
+    saved = await saved_messages(indexed_project)
+    assert [(m.role, m.text) for m in saved][:1] == [("user", QUESTION)]
+    assert [m.role for m in saved] == ["user", "assistant"]
+
+
 async def test_a_dropped_connection_cancels_generation_and_saves_the_partial_answer(
     alice, indexed_project, openai_stub
 ):
