@@ -57,9 +57,11 @@ from projects.models import user_label
 
 
 def message_json(message: ChatMessage | Mapping[str, Any]) -> dict[str, Any]:
-    """A Message: from a project chat row, or a per-paper chat message (already in this shape)."""
+    """A Message: from a project chat row, or a per-paper chat message (a `PaperChat.messages` item)."""
     if isinstance(message, Mapping):
-        return dict(message)
+        # Per-paper chat has no askers to name and no sentence checks: those fields are empty there,
+        # filled here so that every transcript, saved before or after they existed, has them.
+        return {"asker": "", "status": "", "sentences": [], **message}
     return {
         "id": message.pk,
         "role": message.role,

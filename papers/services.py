@@ -68,12 +68,25 @@ def check_pdf_bytes(data: bytes) -> None:
         raise NotAPdfError("The file is not a PDF.")
 
 
+def format_size(size: int) -> str:
+    """*size* bytes for a message: "512 bytes", "98 KB", "2.1 MB", "50 MB".
+
+    Binary units (1 KB = 1,024 bytes, 1 MB = 1,048,576), as the byte settings are written. Under
+    1 MB the size is in whole KB, so a small limit never reads as "0 MB".
+    """
+    if size < 1024:
+        return f"{size} bytes"
+    kilobytes = round(size / 1024)
+    if kilobytes < 1024:
+        return f"{kilobytes} KB"
+    return f"{size / 1_048_576:.1f}".removesuffix(".0") + " MB"
+
+
 def check_upload_size(size: int) -> None:
     """Raise UploadTooLargeError when *size* (bytes) is over `UPLOAD_MAX_BYTES`."""
     if size > settings.UPLOAD_MAX_BYTES:
         raise UploadTooLargeError(
-            f"The file is {size / 1_048_576:.1f} MB; uploads may be at most "
-            f"{settings.UPLOAD_MAX_BYTES / 1_048_576:.0f} MB."
+            f"The file is {format_size(size)}; uploads may be at most {format_size(settings.UPLOAD_MAX_BYTES)}."
         )
 
 
@@ -86,8 +99,8 @@ def check_library_quota(user: User, *, adding: int) -> None:
     used = Paper.objects.filter(library_links__user=user).aggregate(total=Sum("file_size"))["total"] or 0
     if used + adding > quota:
         raise LibraryQuotaError(
-            f"Your library holds {used / 1_048_576:.1f} MB of its {quota / 1_048_576:.0f} MB; this "
-            f"{adding / 1_048_576:.1f} MB file does not fit. Remove papers you no longer need."
+            f"Your library holds {format_size(used)} of its {format_size(quota)}; this "
+            f"{format_size(adding)} file does not fit. Remove papers you no longer need."
         )
 
 

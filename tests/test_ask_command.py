@@ -5,7 +5,12 @@ commit (`transaction=True`) for that thread to see the data.
 """
 
 import json
+import os
+import subprocess
+import sys
 from io import StringIO
+from pathlib import Path
+from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -13,6 +18,8 @@ from django.core.management import CommandError, call_command
 from indexing.services import index_paper
 from projects.services import add_papers_to_project, create_project
 from tests.support.indexing import stored_paper
+
+ROOT = Path(__file__).resolve().parent.parent
 
 PAGES = [
     "Raft elects a leader with randomized election timeouts. The leader replicates its log entries to the "
@@ -119,3 +126,35 @@ def test_ask_with_chat_prints_the_follow_up_as_the_question_it_was_resolved_to(p
     asked_as = [line for line in follow_up if line.startswith("Asked as:")]
     assert len(asked_as) == 1
     assert "Chubby" in asked_as[0] and "leader" in asked_as[0]
+
+
+def test_ask_exits_quietly_when_its_output_is_closed(tmp_path):
+    """`manage.py ask ... | head -4`: the reader is gone before the answer is written. Run as a
+    process of its own on a database of its own, buffered and unbuffered (the error then comes at
+    the write or at the flush)."""
+    env = {
+        **os.environ,
+        "ENV_FILE": "",
+        "DATA_DIR": str(tmp_path / "data"),
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        "DJANGO_SUPERUSER_PASSWORD": "carol-password-1",
+    }
+
+    def manage(*args: str, **options: Any) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "manage.py", *args], cwd=ROOT, env=env, text=True, timeout=120, **options
+        )
+
+    assert manage("migrate", "--noinput", "-v0").returncode == 0
+    assert manage("createsuperuser", "--noinput", "--username", "carol", "--email", "c@example.org").returncode == 0
+    for buffering in ("", "1"):
+        env["PYTHONUNBUFFERED"] = buffering
+        reader, writer = os.pipe()
+        os.close(reader)
+        try:
+            asked = manage(
+                "ask", "--user", "carol", "How does Raft elect a leader?", stdout=writer, stderr=subprocess.PIPE
+            )
+        finally:
+            os.close(writer)
+        assert (asked.returncode, asked.stderr) == (1, "")

@@ -1,5 +1,6 @@
 """The library: cards, uploads, removal, "Add to project", the reader and the PDF file (issue 3)."""
 
+import re
 from http import HTTPStatus
 
 import pytest
@@ -120,7 +121,18 @@ def test_an_upload_over_the_size_cap_is_refused_before_anything_is_stored(alice,
     )
 
     assert Paper.objects.count() == 0
-    assert any("at most" in text and "MB" in text for text in messages_of(response))
+    [message] = messages_of(response)
+    assert re.fullmatch(r"The file is \d+ (?:bytes|KB); uploads may be at most 100 bytes\.", message), message
+
+
+def test_a_limit_under_one_megabyte_is_stated_in_kilobytes_not_as_0_mb(alice, client_for, settings):
+    settings.UPLOAD_MAX_BYTES = 100_000
+    large = SimpleUploadedFile("large.pdf", b"%PDF-1.4\n" + b"0" * 2_200_000, content_type="application/pdf")
+
+    response = client_for(alice).post(reverse("papers:upload"), {"file": large}, follow=True)
+
+    assert Paper.objects.count() == 0
+    assert messages_of(response) == ["The file is 2.1 MB; uploads may be at most 98 KB."]
 
 
 def test_removing_a_paper_asks_for_confirmation_first(alice, add_paper, client_for):

@@ -95,6 +95,23 @@ async def test_two_users_of_the_same_paper_never_share_a_transcript(alice, bob, 
     assert alices_history[1]["citations"]["1"]["page"] == 1
 
 
+@pytest.mark.django_db(transaction=True)
+async def test_paper_chat_messages_carry_every_documented_field_empty_where_project_only(alice, raft, openai_stub):
+    await sync_to_async(chat_touched)(alice, raft, hours_ago=1)  # a transcript saved before the fields
+    openai_stub.reply = "By majority vote [1]."
+    socket, _ = await connected_socket(alice, raft)
+    done = (await ask(socket, QUESTION))[-1]["message"]
+    await socket.disconnect()
+    socket, history = await connected_socket(alice, raft)
+    await socket.disconnect()
+
+    documented = set("id role text asker citations state extractive status sentences created_at".split())
+    for message in [done, *history]:
+        assert documented <= set(message)
+        assert (message["asker"], message["status"], message["sentences"]) == ("", "", [])
+    assert [m["text"] for m in history] == ["Old question", QUESTION, "By majority vote [1]."]
+
+
 # --- answering ------------------------------------------------------------------------------------
 
 

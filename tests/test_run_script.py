@@ -8,6 +8,7 @@ found afterwards by its session id.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
@@ -95,6 +96,15 @@ def wait_until_serving(base: str, process: subprocess.Popen[str]) -> None:
             pass
         time.sleep(0.5)
     raise AssertionError("the server did not answer")
+
+
+def test_run_without_a_command_prints_only_the_usage_comment():
+    result = subprocess.run([str(ROOT / "run")], env=clean_env(), capture_output=True, text=True, timeout=30)
+    assert result.returncode == 2
+    script = (ROOT / "run").read_text().splitlines()
+    usage = list(itertools.takewhile(lambda line: line.startswith("#"), script[1:]))
+    assert result.stdout.splitlines() == usage
+    assert "./run demo" in result.stdout and "./run eval" in result.stdout
 
 
 def test_the_demo_on_a_fresh_clone_indexes_the_shipped_sample(clone):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import time
 from http import HTTPStatus
 from pathlib import Path
@@ -83,6 +84,21 @@ def test_an_upload_past_the_library_quota_is_refused_and_stores_nothing(alice, b
 
     assert not UserPaper.objects.filter(user=alice, paper__sha256=Paper.objects.get(library_links__user=bob).sha256)
     assert len(stored(media_root)) == 2
+
+
+def test_a_small_quota_is_stated_in_kilobytes_not_as_0_mb(alice, settings, make_pdf, media_root):
+    first, second = make_pdf(["The first paper of the library."]), make_pdf(["One paper too many."])
+    settings.LIBRARY_QUOTA_BYTES = len(first) + len(second) - 1
+    add_paper_to_library(user=alice, data=first, filename="first.pdf")
+
+    with pytest.raises(LibraryQuotaError) as refused:
+        add_paper_to_library(user=alice, data=second, filename="second.pdf")
+
+    size = r"\d+ (?:bytes|KB)"
+    assert re.fullmatch(
+        rf"Your library holds {size} of its {size}; this {size} file does not fit\. Remove papers you no longer need\.",
+        refused.value.message,
+    )
 
 
 def test_the_quota_error_reaches_the_api_with_its_code(alice, settings, api_client_for, make_pdf):

@@ -9,17 +9,36 @@ the project's chat: a follow-up is resolved against the thread, and both turns a
 """
 
 import json
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser, OutputWrapper
 from django.test.utils import override_settings
 
 from chat.services import QuestionError, answer_question, check_question
 from indexing.embedding_server import use_running_server
 from indexing.retrieval import MODES
 from projects.management.commands.projects import resolve_project
+
+
+@contextmanager
+def quiet_when_output_closes(stdout: OutputWrapper) -> Iterator[None]:
+    """Write to *stdout* inside; when its reader has gone (`ask ... | head -4`), exit with status 1
+    and no traceback, as Python's documentation advises for SIGPIPE ("Note on SIGPIPE" in `signal`).
+
+    The output is flushed inside, so a closed pipe is met here rather than at interpreter exit; the
+    process's stdout is then pointed at devnull, so that exit's own flush cannot fail again."""
+    try:
+        yield
+        stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)
 
 
 class Command(BaseCommand):
@@ -63,27 +82,28 @@ class Command(BaseCommand):
             | ref.ranking()
             for ref in answer.references
         ]
-        if options["json"]:
-            self.stdout.write(
-                json.dumps(
-                    {
-                        "answer": answer.text,
-                        "query": answer.query,
-                        "status": answer.status,
-                        "extractive": answer.extractive,
-                        "mode": mode,
-                        "project": {"id": project.pk, "name": project.name},
-                        "references": references,
-                    },
-                    indent=2,
+        with quiet_when_output_closes(self.stdout):
+            if options["json"]:
+                self.stdout.write(
+                    json.dumps(
+                        {
+                            "answer": answer.text,
+                            "query": answer.query,
+                            "status": answer.status,
+                            "extractive": answer.extractive,
+                            "mode": mode,
+                            "project": {"id": project.pk, "name": project.name},
+                            "references": references,
+                        },
+                        indent=2,
+                    )
                 )
-            )
-            return
-        if answer.query and answer.query.strip() != question.strip():
-            # A follow-up (--chat) is answered as the standalone question it was resolved to.
-            self.stdout.write(f"Asked as: {answer.query}\n")
-        self.stdout.write(answer.text + "\n")
-        # The project asked, by name: a question asked without --project goes to the default one.
-        self.stdout.write(f"Status: {answer.status.replace('_', ' ')} (project {project.name!r})\n")
-        for ref in references:
-            self.stdout.write(f"[{ref['n']}] {ref['title']}, page {ref['page']}")
+                return
+            if answer.query and answer.query.strip() != question.strip():
+                # A follow-up (--chat) is answered as the standalone question it was resolved to.
+                self.stdout.write(f"Asked as: {answer.query}\n")
+            self.stdout.write(answer.text + "\n")
+            # The project asked, by name: a question asked without --project goes to the default one.
+            self.stdout.write(f"Status: {answer.status.replace('_', ' ')} (project {project.name!r})\n")
+            for ref in references:
+                self.stdout.write(f"[{ref['n']}] {ref['title']}, page {ref['page']}")
