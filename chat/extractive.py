@@ -1037,7 +1037,7 @@ _REASON = re.compile(
     r"(?!(?:the|a|an|its|their|this|that|these|those|each|every|all|any|one|some)\b)\w+",
     re.I,
 )
-_WHY = re.compile(r"^\s*(?:and\s+|but\s+)?why\b", re.I)
+_WHY = re.compile(r"^\s*(?:and\s+|but\s+)?why\b|\band why\s*[?.!]*\s*$", re.I)
 _POLAR = re.compile(r"\b(?:not|no|never|only|always|cannot|must|does|do|is|are)\b", re.I)
 
 

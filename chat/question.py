@@ -763,10 +763,12 @@ def _asked_again(query: str, wh: str) -> str:
     Chubby order updates?" -> "Why does Chubby order updates?"; "What chunk size does GFS use?" ->
     "Why does GFS use that chunk size?"; "How many replicas does a cell have?" -> "Why does a cell
     have that many replicas?"; "Does Chubby use Paxos?" -> "How does Chubby use Paxos?". A query
-    of another form is kept as it is."""
+    of another form gets the question word at its end: "Which of the filters removes the most?" ->
+    "Which of the filters removes the most, and why?"."""
     clause = _WH_CLAUSE.match(query)
     if clause is None:
-        return query
+        body = query.rstrip(" ?.!")
+        return f"{body}, and {' '.join(wh.lower().split())}?" if body else query
     if clause["amount"]:
         thing = f" that {clause['amount'].lower()}{clause['counted']}"
     elif clause["adjective"] and clause["adjective"].casefold() not in _QUESTION_WORDS:

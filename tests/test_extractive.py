@@ -1071,6 +1071,8 @@ def test_a_why_question_is_answered_by_a_reason_not_by_naming_the_thing():
     assert "because they tolerate" in answer.text
     naming_only = [reference(1, 1, "Quorbits are small rings of three servers that share one log.", title="Zorblax")]
     assert scored_answer(naming_only, "Why are quorbits used?").status == Status.NOT_STATED
+    # A follow-up "Why?" rewritten as "..., and why?" asks for a reason too.
+    assert scored_answer(naming_only, "What are quorbits used for, and why?").status == Status.NOT_STATED
     # "added to" a place is no purpose ("added to balance the load" is).
     placed = [reference(1, 1, "When a quorbit is added to the ring, it is given three positions.", title="Zorblax")]
     assert scored_answer(placed, "Why is a quorbit given three positions?").status == Status.NOT_STATED

@@ -672,8 +672,9 @@ def test_the_other_paper_is_never_the_one_just_asked_about():
         ("How many replicas does a Chubby cell have?", "Why so?", "Why does a Chubby cell have that many replicas?"),
         ("How big is a Bigtable SSTable block?", "And why?", "Why is a Bigtable SSTable block that big?"),
         ("Does Chubby use Paxos?", "How?", "How does Chubby use Paxos?"),
-        # A form the question word cannot be swapped into: the previous question again.
-        ("Chubby's cell size?", "Why?", "Chubby's cell size?"),
+        # A form the question word cannot be swapped into: the previous question, and why.
+        ("Chubby's cell size?", "Why?", "Chubby's cell size, and why?"),
+        ("Which of the filters removes the most?", "Why?", "Which of the filters removes the most, and why?"),
     ],
 )
 def test_a_bare_question_word_asks_the_previous_question_with_it(previous, follow_up, query):
