@@ -110,6 +110,23 @@ def pytest_configure(config):
 
 
 @pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """pytest-django's test database, whose teardown first ends the connections threads of this
+    session left open on it (an answer pool's worker keeps its own): PostgreSQL refuses to drop a
+    database others are connected to, and the test database was left behind with a warning."""
+    yield
+    from django.db import connection
+
+    with django_db_blocker.unblock():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                    " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                )
+
+
+@pytest.fixture(scope="session")
 def _embedded_mongo_uri(tmp_path_factory):
     from indexing.store import ensure_embedded_server, stop_embedded_server
 
