@@ -1188,6 +1188,8 @@ def states_rate(text: str, question: str) -> bool:
     )
 
 
+# A part of a counted whole: "33 of 41", "4 out of the 6".
+_PART_OF_WHOLE = re.compile(r"\b\d+\s+(?:of|out\s+of)\s+(?:the\s+)?\d+\b(?!\s*%)")
 _WINDOW_WORD = re.compile(r"[^\W_][\w'\u2019.+-]*|%")
 # How many words from a number its noun may stand: "about 25 other open source implementations",
 # "the chunk size is 64 MB", "participants (N = 84)".
@@ -1216,6 +1218,12 @@ def number_attached(text: str, measure: str, asked: Collection[str]) -> bool:
     # "What was the average age ...?" is not answered by "clicking on average only 7 Section Gists":
     # a statistic's name says how the figure is summarised, not what it measures.
     asked_set = set(asked) - _STATISTICS or set(asked)
+    for part in _PART_OF_WHOLE.finditer(text):
+        # "33 of 41" counts what its sentence is about ("An overwhelming majority of participants
+        # reported ... (33 of 41 for each question)"): its noun may stand anywhere in the sentence.
+        sentence = re.split(r"[.;!?]\s", text[: part.start()])[-1] + re.split(r"[.;!?]\s", text[part.start() :])[0]
+        if with_classes(set(terms(sentence)), asked_set) & asked_set:
+            return True
     for start, end in spans:
         # Within the number's own sentence or clause.
         before = _WINDOW_WORD.findall(re.split(r"[.;!?]\s", text[:start])[-1])[-_ATTACHMENT_WORDS:]

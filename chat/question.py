@@ -112,7 +112,7 @@ _COUNTED_NOUNS = r"participants|replicas|nodes|servers|machines"
 _NOT_AUX_WORDS = r"(?: (?!(?:does|do|did|is|are|was|were|has|have|had|can|could|will|would)\b)[\w-]+)"
 _QUANTITY = re.compile(
     r"\b(?:how (?:many|much|long|large|big|fast|often|small|far|high|low|quickly|frequently|deep|wide|tall|heavy|"
-    r"old)|"
+    r"old|well)|"
     r"at what (?:rate|size|speed|temperature|frequency|cost)|by how (?:much|many)|in what year|"
     r"what (?:percentage|fraction|proportion)|"
     rf"(?:what|which)(?: (?:is|are|was|were|'s))?(?: the| a| an| its| their)?"
@@ -213,6 +213,30 @@ _SUBJECT_THING = re.compile(
 )
 
 
+# "What did the first version of Chubby use as its database?": the thing is the role named last.
+_USED_AS = re.compile(
+    r"^(?:what|which)\s+(?:is|are|was|were|does|do|did)\b.+?\b(?:use|used|choose|chose|pick|adopt)\s+(?:as|for)\s+"
+    r"(?:its|their|the|a|an)\s+(?P<thing>[a-z][\w-]*(?:\s+[a-z][\w-]*)?)\s*[?.!]*$",
+    re.IGNORECASE,
+)
+# "How large is the raw click table that Google Analytics keeps?": a measure of the copula's subject.
+_MEASURED_SUBJECT = re.compile(
+    r"^how\s+(?!many\b|much\b)[a-z]+\s+(?:is|are|was|were)\s+(?:the|an?)\s+"
+    r"(?P<thing>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?)(?=\s+(?:that|which|who|in|of|for|on|at)\b|\s*[?.!]*$)",
+    re.IGNORECASE,
+)
+
+
+def measured_subject(question: str, papers: Sequence[PaperRef] = ()) -> str | None:
+    """The subject a "how <adjective> is the X ...?" question measures ("How large is the raw
+    click table that Google Analytics keeps?" -> "raw click table"): what a follow-up's "it" is
+    ("How well does it compress?"). None for another form, or when the subject names a paper."""
+    match = _MEASURED_SUBJECT.match(_without_lead_in(question))
+    if match is None or mentions(match["thing"], papers):
+        return None
+    return match["thing"]
+
+
 def asked_thing(question: str, papers: Sequence[PaperRef] = ()) -> str | None:
     """The thing a "what X"/"which X" question asks for, as written ("What similarity score is used
     for bibliography linking?" -> "similarity score"), or the subject of a passive how/why question
@@ -224,6 +248,7 @@ def asked_thing(question: str, papers: Sequence[PaperRef] = ()) -> str | None:
         or _PASSIVE_THING.match(question)
         or _SUBJECT_THINGS.match(question)
         or _SUBJECT_THING.match(question)
+        or _USED_AS.match(question)
     )
     if match is None:
         return None
@@ -694,6 +719,22 @@ _CLAUSE_IT = re.compile(
 _GENERIC_OWNER = re.compile(r"\b(?:a|an|each|every|any)\s+[\w-]+", re.IGNORECASE)
 
 
+# "Why is it still safe to replay ...?": an "it" that stands for what follows, no paper or thing.
+_DUMMY_IT = re.compile(
+    r"\b(?:is|was|isn't|wasn't)\s+it\s+(?:[a-z]+\s+){0,2}?(?:safe|possible|necessary|hard|easy|difficult|"
+    r"important|useful|enough|better|worse|worth|correct|okay|true|needed|required|cheaper|faster|slower)"
+    r"\s+(?:to|that|for)\b",
+    re.IGNORECASE,
+)
+# "How many of them ...?", and the people a study question was about, which "them" then means.
+_OF_THEM = re.compile(r"\b(?:many|much|few|some|most|all|none|each|one|two|three)\s+of\s+(?P<pronoun>them)\b", re.I)
+_PEOPLE_NOUN = re.compile(
+    r"\b(?:participants|students|users|respondents|annotators|interviewees|subjects|volunteers|readers|"
+    r"researchers|workers|patients|people)\b",
+    re.IGNORECASE,
+)
+
+
 def _paper_its(text: str) -> re.Match[str] | None:
     """The "its" of *text* that refers back to a paper ("How many people took part in its lab
     study?"), None when there is none or a thing of the question's own comes first to own it ("How
@@ -959,14 +1000,23 @@ def _resolve_references(
         return f"{name}'s" if match.group(0).casefold() == "their" else name
 
     text = _PAPER_REFERENCE.sub(pick, question)
+    group_of = _OF_THEM.search(text)
+    people = _PEOPLE_NOUN.search(previous.query)
+    if group_of is not None and people is not None and not referred:
+        # "How many of them said ...?" after a question about a study's participants: of those.
+        text = text[: group_of.start("pronoun")] + f"the {people[0]}" + text[group_of.end("pronoun") :]
     subject_it = False
     term = defined_term(previous.query)
-    if term is None and (not previous.focus or _PASSIVE_IT.search(text) or _OBJECT_IT.search(text)):
+    object_of = _OBJECT_IT.search(text) or _VERB_OBJECT_IT.search(text)  # "of it", "replace it"
+    if term is None and (not previous.focus or _PASSIVE_IT.search(text) or object_of):
         # The thing a "what X" question asked for, unless "it" may be the paper it named acting
         # ("What chunk size does GFS use?" then "How does it handle hot spots?" is about GFS).
         term = thing
+    if term is None:
+        # "How well does it compress?" after "How large is the raw click table ...?": the table.
+        term = measured_subject(previous.query, papers)
     # "How much code did they add to it?": "they" are the paper's authors, "it" still the asked thing.
-    object_it = referred == list(previous.focus) and _OBJECT_IT.search(text) is not None
+    object_it = referred == list(previous.focus) and object_of is not None
     if term and (not referred or object_it) and not named_papers(question, papers) and _IT.search(text):
         named_term = list(named_papers(term, papers))
         if named_term:  # "What is PaperMage?" then "Who uses it?": the paper
@@ -976,7 +1026,13 @@ def _resolve_references(
         # A name takes no article: "What happens to Wayfinder after a restart?".
         article = "" if term[:1].isupper() and term[1:].islower() else "the "
         return _IT.sub(f"{article}{term}", text), referred, False, group
-    if not referred and not named_papers(question, papers) and previous.focus and _SUBJECT_IT.search(text):
+    if (
+        not referred
+        and not named_papers(question, papers)
+        and previous.focus
+        and _SUBJECT_IT.search(text)
+        and not _DUMMY_IT.search(text)
+    ):
         name = _names(previous.focus, papers)
         text = re.sub(r"\bits\b", f"{name}'s", text, flags=re.IGNORECASE)
         text = re.sub(r"^it\b", name, text, flags=re.IGNORECASE)
@@ -1112,7 +1168,15 @@ def _with_condition(previous: str, phrase: str) -> str:
 # "How many of those participants ...?", "these snapshots": a thing the conversation already named.
 _DEMONSTRATIVE = re.compile(rf"\b(?:those|these)\s+(?!{_PAPERS_NOUN}\b|authors\b)(?=[a-z])", re.IGNORECASE)
 # "How many kept using it?": "it" as the object of a verb, the thing the conversation is about.
-_VERB_OBJECT_IT = re.compile(r"\b(?:[a-z]{2,}ing|[a-z]{2,}ed|use|uses|adopt|adopts)\s+it\b", re.IGNORECASE)
+# Not after an auxiliary, a preposition or a conjunction (there "it" is a subject or "of it" an
+# object `_OBJECT_IT` reads), nor a verb of a dummy "it" ("make it possible", "find it hard").
+_NOT_BEFORE_OBJECT = (
+    "is|are|was|were|be|been|does|do|did|can|could|would|will|should|shall|may|might|must|has|have|had|"
+    "of|about|to|with|for|from|on|into|by|at|in|and|or|but|that|if|when|as|than|because|since|while|before|"
+    "after|once|where|whether|unless|until|then|what|which|who|why|how|make|makes|made|making|find|finds|found|"
+    "take|takes|took|keep|keeps|kept"
+)
+_VERB_OBJECT_IT = re.compile(rf"\b(?!(?:{_NOT_BEFORE_OBJECT})\b)[a-z]{{3,}}\s+it\b", re.IGNORECASE)
 # "the leader", "the lease": a definite noun whose head the previous turn said.
 _DEFINITE = re.compile(r"\bthe\s+(?:[a-z][\w-]*\s+){0,2}?(?P<head>[a-z][\w-]{2,})\b(?!\s+(?:of|in)\s+(?-i:[A-Z]))")
 
@@ -1223,7 +1287,9 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
     text, referred, subject_it, group = _resolve_references(question.strip(), previous, papers, cited, thing)
     new_papers = tuple(dict.fromkeys((*named_papers(text, papers), *referred)))
     own_terms = content_terms(_said_again(text), papers)
-    noun_phrase, verb_phrase = _topic(previous.query, papers)
+    # The topic of a question of several parts is its first part's ("How does Paper Plain find the
+    # terms it defines, and where do the definitions come from?": finding the terms).
+    noun_phrase, verb_phrase = _topic(_PART_BREAK.split(previous.query)[0], papers)
     if noun_phrase and not new_papers:
         head = noun_phrase.split()[-1]
         text = _ADJECTIVE_ONE.sub(lambda m: f"{m['det']} {m['adj']} {head}{m['plural']}", text)

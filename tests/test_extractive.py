@@ -1651,6 +1651,13 @@ def test_a_follow_up_is_held_only_to_the_names_its_own_words_say():
     assert missing_names(analysis_for(query), passages, ["ZooKeeper"]) == ["KeepAlives"]
 
 
+def test_a_part_of_a_counted_whole_counts_what_its_sentence_is_about():
+    question = "How many of the participants said Raft would be easier to implement?"
+    sentence = "A majority of participants said Raft would be easier to implement (33 of 41 for each question)."
+    assert states(question, sentence)
+    assert not states(question, "The lecture videos were long (33 of 41 minutes).")
+
+
 def test_a_count_by_a_variable_states_how_many():
     question = "How many nodes does the preference list contain in Dynamo?"
     assert states(question, "To account for node failures, preference list contains more than N nodes.")

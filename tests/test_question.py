@@ -148,6 +148,7 @@ def test_a_question_about_one_paper_is_no_comparison(question):
         ("Does ZooKeeper use locks?", AnswerType.YES_NO),
         ("How does Raft elect a leader?", AnswerType.MECHANISM),
         ("Why does Chubby use coarse-grained locks?", AnswerType.MECHANISM),
+        ("How well does the click table compress?", AnswerType.QUANTITY),
         ("And how does the leader replicate entries?", AnswerType.MECHANISM),
     ],
 )
@@ -857,6 +858,46 @@ def test_the_equivalent_in_another_paper_asks_the_previous_question_of_it(follow
     assert (analysis.query, analysis.named_paper_ids) == (query, (ZOOKEEPER.paper_id,))
     # "side" as a word of the question's own is no pointer back.
     assert not analyse("Which side effects does ZooKeeper avoid?", MEMBERSHIP).rewritten
+
+
+@pytest.mark.parametrize(
+    ("previous", "follow_up", "query"),
+    [
+        # "it" as a verb's object is the thing the previous question asked for.
+        (
+            "What did the first version of Chubby use as its database?",
+            "Why did they replace it, and with what?",
+            "Why did Chubby replace the database, and with what?",
+        ),
+        # "it" as the subject is what the previous question measured.
+        (
+            "How large is the raw click table that Bigtable keeps?",
+            "And how well does it compress?",
+            "How well does the raw click table compress in Bigtable?",
+        ),
+        # An "it" that stands for what follows is left alone; the paper stays.
+        (
+            "How does ZooKeeper take its fuzzy snapshots?",
+            "Why is it still safe to replay state changes on top of such a snapshot?",
+            "Why is it still safe to replay state changes on top of such a snapshot in ZooKeeper?",
+        ),
+        # "of them" after a question about a study's participants: of the participants.
+        (
+            "In the Raft user study, how much higher did participants score on the Raft quiz?",
+            "And how many of them said Raft would be easier to implement?",
+            "How many of the participants said Raft would be easier to implement?",
+        ),
+        # "that step" is the first part of a question of two.
+        (
+            "How does Chubby elect a master, and where do the clients find it?",
+            "How long does that take?",
+            "How long does elect a master take in Chubby?",
+        ),
+    ],
+)
+def test_pronouns_refer_to_the_thing_the_previous_question_was_about(previous, follow_up, query):
+    paper = next(paper for paper in LIBRARY if paper_names(paper)[0] in previous)
+    assert analyse(follow_up, (previous, (paper.paper_id,))).query == query
 
 
 def continued(question: str, previous: str, answer: str) -> object:
