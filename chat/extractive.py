@@ -79,6 +79,10 @@ ECHO_PENALTY = 0.15
 # A chosen sentence with less than this share of terms the question lacks mostly restates it: it is
 # quoted with the sentence after it, which says the rest (`_with_context`).
 ECHO_NOVELTY = 0.6
+# For a follow-up: more for a sentence on a page the previous answer cited (the next fact is often
+# beside the last), less for a sentence it quoted already (the reader has it).
+BESIDE_BONUS = 0.1
+SAID_PENALTY = 0.1
 # A sentence about the paper's own sections ("The previous sections described how Raft elects
 # leaders.") names the topic and states nothing about it.
 SIGNPOST_PENALTY = 0.15
@@ -1583,6 +1587,10 @@ def score_candidates(
             score -= WINDOW_PENALTY
         if is_signpost(candidate.text):
             score -= SIGNPOST_PENALTY
+        if (candidate.paper_id, candidate.page) in analysis.previous_pages:
+            score += BESIDE_BONUS
+        if any(candidate.text in quote for quote in analysis.said_before):
+            score -= SAID_PENALTY
         scored.append(Scored(candidate, score, lexical, float(cosine), type_match, novelty, states))
     return scored
 

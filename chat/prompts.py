@@ -51,6 +51,9 @@ class Turn:
     text: str
     complete: bool = True
     paper_ids: tuple[int, ...] = ()
+    # An answer's cited (paper id, page) pairs and the sentences it quoted, in citation order.
+    pages: tuple[tuple[int, int], ...] = ()
+    quotes: tuple[str, ...] = ()
 
 
 def answered_turns(turns: Sequence[Turn]) -> list[Turn]:

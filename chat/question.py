@@ -92,6 +92,10 @@ class QuestionAnalysis:
     # name the question calls it by). A passage of one of them states the relation only where it
     # names another.
     related_names: tuple[tuple[int, str], ...] = field(default=())
+    # For a follow-up, the previous answer's cited (paper id, page) pairs and the sentences it
+    # quoted: what the follow-up asks next is often beside what was just quoted, and not the same.
+    previous_pages: tuple[tuple[int, int], ...] = field(default=())
+    said_before: tuple[str, ...] = field(default=())
 
 
 # --- answer type ----------------------------------------------------------------------------------
@@ -1367,7 +1371,11 @@ def analyse_question(question: str, *, history: Sequence[Turn], papers: Sequence
         )
         analysis = replace(analysis, key_terms=key_terms(resolved.query), related_names=names)
     parts = question_parts(analysis, papers)
-    return replace(analysis, parts=parts, paper_queries=paper_queries(analysis.query, focus, parts, papers))
+    analysis = replace(analysis, parts=parts, paper_queries=paper_queries(analysis.query, focus, parts, papers))
+    answer = history[-1] if rewritten and history and history[-1].role == "assistant" else None
+    if answer is not None:
+        analysis = replace(analysis, previous_pages=answer.pages, said_before=answer.quotes)
+    return analysis
 
 
 # A question about how the named papers' systems bear on one another: "How do Bigtable, GFS and

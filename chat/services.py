@@ -174,11 +174,19 @@ def history_turns(project: Project) -> list[Turn]:
                 text=m.text,
                 complete=m.state == ChatMessage.State.COMPLETE,
                 paper_ids=_cited_papers(m.citations),
+                pages=tuple(dict.fromkeys((c["paper_id"], c["page"]) for c in _citations(m.citations))),
+                quotes=tuple(c["quote"] for c in _citations(m.citations) if c.get("quote")),
             )
             for m in recent
         ]
     )
     return trim_history(turns, budget_tokens=settings.PROJECT_CHAT_HISTORY_TOKENS, count_tokens=count_tokens)
+
+
+def _citations(citations: dict[str, Any]) -> list[dict[str, Any]]:
+    """The entries of a saved citation map with a paper and page, in citation-number order."""
+    numbered = sorted((int(n), c) for n, c in citations.items() if n.isdigit() and isinstance(c, dict))
+    return [c for _, c in numbered if isinstance(c.get("paper_id"), int) and isinstance(c.get("page"), int)]
 
 
 def _cited_papers(citations: dict[str, Any]) -> tuple[int, ...]:

@@ -1651,6 +1651,26 @@ def test_a_follow_up_is_held_only_to_the_names_its_own_words_say():
     assert missing_names(analysis_for(query), passages, ["ZooKeeper"]) == ["KeepAlives"]
 
 
+def test_a_follow_up_prefers_new_sentences_beside_the_ones_the_previous_answer_quoted():
+    said = "The click table holds a row for each end-user session."
+    refs = [
+        reference(1, 1, f"{said} This table compresses to 14% of its original size.", title="Bigtable", page=10),
+        reference(
+            2, 1, "The crawl table compresses to 45% of its size in a two-pass scheme.", title="Bigtable", page=7
+        ),
+    ]
+    candidates = candidate_sentences(refs)
+    alone = analysis_for("How well does the click table compress?")
+    follow_up = dataclasses.replace(alone, previous_pages=((1, 10),), said_before=(said,))
+    cosines = np.full(len(candidates), 0.5)
+    before = {s.candidate.text: s.score for s in score_candidates(candidates, alone, cosines)}
+    after = {s.candidate.text: s.score for s in score_candidates(candidates, follow_up, cosines)}
+    beside, elsewhere = "This table compresses to 14% of its original size.", refs[1].text
+    assert after[beside] > before[beside]  # on the page the previous answer cited
+    assert after[elsewhere] == before[elsewhere]
+    assert after[said] < after[beside]  # quoted already: the reader has it
+
+
 def test_a_part_of_a_counted_whole_counts_what_its_sentence_is_about():
     question = "How many of the participants said Raft would be easier to implement?"
     sentence = "A majority of participants said Raft would be easier to implement (33 of 41 for each question)."

@@ -900,6 +900,15 @@ def test_pronouns_refer_to_the_thing_the_previous_question_was_about(previous, f
     assert analyse(follow_up, (previous, (paper.paper_id,))).query == query
 
 
+def test_a_follow_up_knows_the_pages_and_quotes_of_the_answer_it_follows():
+    answer = Turn("assistant", "An answer.", paper_ids=(RAFT.paper_id,), pages=((2, 13),), quotes=("A quote.",))
+    history = [Turn("user", "How does Raft serve read-only requests?"), answer]
+    analysis = analyse_question("What does it have to do first?", history=history, papers=LIBRARY)
+    assert (analysis.previous_pages, analysis.said_before) == (((2, 13),), ("A quote.",))
+    standalone = analyse_question("How does ZooKeeper order writes?", history=history, papers=LIBRARY)
+    assert (standalone.previous_pages, standalone.said_before) == ((), ())
+
+
 def continued(question: str, previous: str, answer: str) -> object:
     history = [Turn("user", previous), Turn("assistant", answer, paper_ids=(RAFT.paper_id,))]
     return analyse_question(question, history=history, papers=LIBRARY)
