@@ -1111,6 +1111,9 @@ _MEASURE_WORDS: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
 )
 
 
+_BYTE_UNITS = frozenset({"b", "kb", "mb", "gb", "tb", "pb"})
+
+
 def asked_measure(question: str) -> str:
     """What quantity *question* asks for: "share" (a percentage or ratio), "temperature", "time",
     "bytes", "size" (bytes or a count), "power", "money", "count" or "" (no telling: a score, a
@@ -1400,6 +1403,8 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
         # "At what temperature are the oxides synthesised?" is answered by "... at 350 degrees
         # Celsius": a number in the unit of the measure asked for stands for the measure's name.
         in_its_unit = measure in ("time", "length", "bytes", "power", "temperature") and fit == 1.0
+        # "What size is each block?" is answered by "... checksums for 64 KB blocks": a size in bytes.
+        in_its_unit = in_its_unit or (measure == "size" and any(q.unit in _BYTE_UNITS for q in quantities(text)))
         # "What threshold does the similarity score use?" is answered by "... the highest similarity
         # score above 0.8 is output": a bound on a number states the threshold it does not name.
         as_bound = bool(set(asked) & _BOUND_TERMS) and _BOUND.search(text) is not None

@@ -1671,6 +1671,12 @@ def test_a_follow_up_prefers_new_sentences_beside_the_ones_the_previous_answer_q
     assert after[said] < after[beside]  # quoted already: the reader has it
 
 
+def test_a_size_in_bytes_states_the_size_asked_for():
+    question = "Do GFS checksum blocks have the same size as SSTable blocks? What size is each?"
+    assert states(question, "The chunkservers store the checksums for 64 KB blocks of user data.")
+    assert not states(question, "The chunkservers store the checksums for 64 blocks of user data.")
+
+
 def test_a_part_of_a_counted_whole_counts_what_its_sentence_is_about():
     question = "How many of the participants said Raft would be easier to implement?"
     sentence = "A majority of participants said Raft would be easier to implement (33 of 41 for each question)."
