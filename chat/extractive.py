@@ -859,8 +859,9 @@ def key_stems(analysis: QuestionAnalysis) -> tuple[str, ...]:
 _PREPOSITION = r"(?:of|in|on|for|to|with|from|by|at|per|about|into|over|under|across|during)"
 # "How many annotators evaluated the clustering?" counts annotators: the phrase ends before an
 # auxiliary or before a word followed by a determiner (the verb of its clause).
+# Not a comparison ("how much smaller did the code become?" asks about the code, not "smaller").
 _HOW_MANY_X = re.compile(
-    rf"\bhow (?:many|much)\s+(.+?)(?:\s+{_AUX}\b"
+    rf"\bhow (?:many|much)\s+(?!(?:[a-z]+er|more|less|fewer)\b)(.+?)(?:\s+{_AUX}\b"
     rf"|\s+(?!{_PREPOSITION}\b)[a-z]+\s+(?:the|a|an|its|their|each|every|this|these)\b|\?|$)",
     re.IGNORECASE,
 )

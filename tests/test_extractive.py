@@ -1671,6 +1671,12 @@ def test_a_follow_up_prefers_new_sentences_beside_the_ones_the_previous_answer_q
     assert after[said] < after[beside]  # quoted already: the reader has it
 
 
+def test_how_much_smaller_asks_about_what_shrank_not_the_comparative():
+    question = "How much smaller did the code for one phase of the indexing computation become?"
+    assert "smaller" in asked_terms(question) and "code" in asked_terms(question)
+    assert states(question, "One phase of the computation dropped from 3800 lines of C++ code to 700 lines.")
+
+
 def test_a_size_in_bytes_states_the_size_asked_for():
     question = "Do GFS checksum blocks have the same size as SSTable blocks? What size is each?"
     assert states(question, "The chunkservers store the checksums for 64 KB blocks of user data.")
