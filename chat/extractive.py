@@ -1913,17 +1913,21 @@ _QUALIFYING = frozenset(
 
 def _phrase_words(question: str) -> list[str]:
     """The words of *question*'s prepositional phrases (`_QUALIFYING`), up to three after each
-    preposition, determiners skipped."""
-    words = re.findall(r"[\w-]+", question)
+    preposition, determiners skipped, within one sentence of the question; a phrase that is a name
+    ends with it ("in S2ORC end up not linked": "S2ORC")."""
     out: list[str] = []
-    for k, word in enumerate(words):
-        if word.casefold() not in _QUALIFYING:
-            continue
-        phrase = [w for w in words[k + 1 : k + 5] if w.casefold() not in _DETERMINERS]
-        for w in phrase[:3]:
-            if w.casefold() in _QUALIFYING or re.fullmatch(_AUX, w.casefold()):
-                break
-            out.append(w)
+    for sentence in re.split(r"[?.!]+", question):
+        words = re.findall(r"[\w-]+", sentence)
+        for k, word in enumerate(words):
+            if word.casefold() not in _QUALIFYING:
+                continue
+            phrase = [w for w in words[k + 1 : k + 5] if w.casefold() not in _DETERMINERS]
+            for n, w in enumerate(phrase[:3]):
+                if w.casefold() in _QUALIFYING or re.fullmatch(_AUX, w.casefold()):
+                    break
+                if n and phrase[0][:1].isupper() and not w[:1].isupper():
+                    break
+                out.append(w)
     return out
 
 

@@ -1603,6 +1603,19 @@ def test_a_figure_whose_qualifiers_the_passages_mention_is_answered():
     assert answer.status == Status.ANSWERED
 
 
+def test_the_verb_after_a_named_place_is_no_qualifier_the_passages_must_mention():
+    refs = [
+        reference(
+            1,
+            1,
+            "For each bibliography entry, the pair with the highest similarity score above 0.8 is output as the link.",
+            title="S2ORC",
+        )
+    ]
+    question = "Why would an entry in S2ORC end up unlinked? What similarity score must a pair exceed to be linked?"
+    assert scored_answer(refs, question).status == Status.ANSWERED
+
+
 def test_choosing_is_stated_by_electing_selecting_or_appointing():
     question = analysis_for("How are leaders chosen?")
     asked = asked_terms(question.query)
