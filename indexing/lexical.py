@@ -43,8 +43,9 @@ from papers.fulltext import STOPWORDS
 
 # The version of `tokenize`: statistics stored under another version are not used (they are made
 # again from the chunk texts). Bump it with any change to what `tokenize` returns (2: typeset accents
-# are put back on their letters, `indexing.pdfparse.normalise_text`).
-TOKENIZER_VERSION = 2
+# are put back on their letters, `indexing.pdfparse.normalise_text`; 3: a footnote mark glued to
+# the word after it, "7pronounced", yields the word too).
+TOKENIZER_VERSION = 3
 # BM25 parameters: bm25s's defaults, which the index used before it scored on its own.
 K1 = 1.5
 B = 0.75
@@ -142,7 +143,8 @@ def tokenize(text: str) -> list[str]:
     Numbers: "1,000" is "1000"; a number with a unit, spaced or not, yields the number, the unit
     and both joined ("300 ms" and "300ms" -> 300, ms, 300ms; "300 milliseconds" too); a range
     yields both ends, the unit, each end with the unit, and the range ("150-300ms" -> 150, 300, ms,
-    150ms, 300ms, 150-300ms). CJK text (Chinese, Japanese, Korean) yields overlapping character
+    150ms, 300ms, 150-300ms). A footnote mark run into its word yields the word as well
+    ("7pronounced" -> 7pronounced, pronounced). CJK text (Chinese, Japanese, Korean) yields overlapping character
     bigrams, since it has no spaces between words.
     """
     tokens: list[str] = []
@@ -164,7 +166,14 @@ def tokenize(text: str) -> list[str]:
                 word = "".join(parts)
             if len(word) > 1 and word not in STOPWORDS:
                 tokens.append(word)
+            glued = _GLUED_MARK.fullmatch(word)
+            if glued is not None and glued[1] not in STOPWORDS:
+                tokens.append(glued[1])  # "7pronounced": a footnote mark the PDF set against its word
     return tokens
+
+
+# A footnote number of one or two digits run into the word after it by the PDF's text layer.
+_GLUED_MARK = re.compile(r"\d{1,2}([^\W\d_]{4,})")
 
 
 @dataclass(frozen=True)

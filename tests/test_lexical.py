@@ -23,6 +23,11 @@ def test_a_hyphenated_compound_also_matches_its_parts():
     assert {"fault", "tolerant"} <= set(tokenize("fault-tolerant"))
 
 
+def test_a_footnote_mark_run_into_its_word_also_yields_the_word():
+    assert tokenize("S2ORC is 7pronounced \u201cstork\u201d") == ["s2orc", "7pronounced", "pronounced", "stork"]
+    assert tokenize("a 64kb block") == ["64", "kb", "64kb", "block"]  # a unit, not a glued word
+
+
 def test_case_is_folded_and_stopwords_are_not_terms():
     assert tokenize("The LEADER and the Followers") == ["leader", "followers"]
 

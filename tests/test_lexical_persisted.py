@@ -122,10 +122,11 @@ def test_the_tokenizer_version_changes_with_what_tokenize_returns():
     # `tokenize` that keeps the version would merge old terms with new queries.
     sample = (
         "The ﬁle system's fault-\ntolerant master (1,000 chunkservers, 64 MB chunks, 150-300ms timeouts, "
-        "99.9% uptime) serves 本系统把文件切分 clients; see Table 3: Marlin 0.850 F1 (Saier and Fa\u00a8rber)."
+        "99.9% uptime) serves 本系统把文件切分 clients; see Table 3: Marlin 0.850 F1 (Saier and Fa\u00a8rber). "
+        "7pronounced \u201cstork\u201d"
     )
     fingerprint = hashlib.sha256("\n".join(tokenize(sample)).encode()).hexdigest()[:16]
-    assert (lexical.TOKENIZER_VERSION, fingerprint) == (2, "de5faeb83ea12034"), (
+    assert (lexical.TOKENIZER_VERSION, fingerprint) == (3, "7615b22f6016a1ad"), (
         f"tokenize changed (fingerprint {fingerprint}): bump TOKENIZER_VERSION and record the new fingerprint"
     )
 
