@@ -612,6 +612,30 @@ def caption_lines(references: Sequence[Reference], label: str) -> list[Sentence]
     return []
 
 
+# "The distribution of filtered papers is given in Table 2.": a sentence that sends the reader to a
+# table or figure for what it does not say itself.
+_POINTS_TO = re.compile(
+    r"\b(?:is|are|was|were)\s+(?:given|shown|listed|reported|summari[sz]ed|presented|detailed|broken down)\s+"
+    r"in\s+(?P<label>(?:Table|Figure|Fig\.)\s*\d+)\b",
+    re.IGNORECASE,
+)
+
+
+def with_table_pointed_to(chosen: Sequence[Scored], references: Sequence[Reference]) -> list[Scored]:
+    """*chosen* (the evidence, best first) with, when its first quote only points to a table or
+    figure ("... is given in Table 2."), that table's caption and rows (`caption_lines`) quoted
+    after it, if a retrieved passage holds them; else *chosen* as it is."""
+    pointer = _POINTS_TO.search(chosen[0].candidate.text) if chosen else None
+    if pointer is None:
+        return list(chosen)
+    label = " ".join(pointer["label"].replace("Fig.", "Figure").split()).title()
+    lines = caption_lines(references, label)
+    if not lines:
+        return list(chosen)
+    first = chosen[0]
+    return [first, *(replace(first, candidate=line) for line in lines)]
+
+
 def candidate_windows(sentences: Sequence[Sentence]) -> list[Sentence]:
     """Every two adjacent prose sentences of one passage block, as one candidate."""
     windows = []

@@ -42,6 +42,7 @@ from chat.extractive import (
     candidate_windows,
     caption_lines,
     cheap_scores,
+    choose_evidence,
     choose_part_evidence,
     compose_answer,
     embed_candidates,
@@ -49,6 +50,7 @@ from chat.extractive import (
     not_stated_in,
     not_stated_sentence,
     score_candidates,
+    with_table_pointed_to,
 )
 from chat.metadata_answers import MetadataAnswer
 from chat.models import ChatMessage, ProjectChat
@@ -364,6 +366,8 @@ def extractive_answer(
             [(_scored_for(candidates, part, embed_query(part.query)), part) for part in analysis.parts]
         )
         chosen, unanswered = evidence.chosen, evidence.unanswered
+    if chosen is None:
+        chosen = with_table_pointed_to(choose_evidence(scored, analysis), references)
     answer = compose_answer(scored, analysis, titles=labels, texts=passages, chosen=chosen, unanswered=unanswered)
     if answer.text:
         return answer

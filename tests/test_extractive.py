@@ -1690,6 +1690,17 @@ def test_how_much_smaller_asks_about_what_shrank_not_the_comparative():
     assert states(question, "One phase of the computation dropped from 3800 lines of C++ code to 700 lines.")
 
 
+def test_a_sentence_that_only_points_to_a_table_is_quoted_with_the_table():
+    text = (
+        "We remove papers that fail our quality filters. The distribution of filtered papers is given in Table 2.\n"
+        "Table 2: Post-processing data quality filters for papers\n"
+        "No title 20k\nNo authors 0.3M\nNot English 15.2M\n"
+    )
+    answer = extractive_answer("What is the distribution of filtered papers?", [reference(1, 1, text, title="S2ORC")])
+    assert "given in Table 2" in answer.text
+    assert "Not English 15.2M" in answer.text and "Table 2: Post-processing" in answer.text
+
+
 def test_a_size_in_bytes_states_the_size_asked_for():
     question = "Do GFS checksum blocks have the same size as SSTable blocks? What size is each?"
     assert states(question, "The chunkservers store the checksums for 64 KB blocks of user data.")
