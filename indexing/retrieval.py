@@ -11,7 +11,10 @@ The relevance threshold `PROJECT_CHAT_MIN_RELEVANCE` is a cosine similarity and 
 in every mode. Fused scores are rank-based and say nothing about absolute relevance, so they are
 not thresholded. A hit qualifies when
 
-- dense: its cosine similarity >= `PROJECT_CHAT_MIN_RELEVANCE` (the foundation's rule);
+- dense: its cosine similarity >= `PROJECT_CHAT_MIN_RELEVANCE` (the foundation's rule), or, where
+  the answer step re-ranks the dense leg by sentences (`rerank_dense`), its best sentence's cosine
+  >= that bar + `SENTENCE_MARGIN` (a chunk's vector averages all it says; one sentence of it may
+  answer the question outright);
 - lexical: it is a strong lexical match: the query terms it contains carry at least
   `RETRIEVAL_MIN_LEXICAL_COVERAGE` of the query's IDF mass (`LexicalIndex.search`);
 - hybrid: either of the two.
@@ -66,6 +69,9 @@ MODES = ("hybrid", "dense", "lexical")
 # top-15 budget under a per-paper cap in practice, and it bounds the per-question Python work for
 # projects of thousands of papers.
 MAX_CANDIDATES = 200
+# How far above the relevance bar a chunk's best sentence must be for the chunk to qualify by it: a
+# short sentence is closer to a question than the chunk that holds it.
+SENTENCE_MARGIN = 0.15
 
 _Key = TypeVar("_Key", bound=Hashable)
 
@@ -96,6 +102,9 @@ class Hit:
     bm25: float | None = None
     lexical_coverage: float = 0.0
     fused_score: float | None = None
+    # The cosine similarity of the chunk's best sentence to the question (`rerank_dense`), NaN when
+    # not scored: a passage one sentence of which answers the question qualifies by it.
+    sentence_score: float = math.nan
 
 
 @dataclass(frozen=True)
@@ -266,6 +275,8 @@ def is_relevant(hit: Hit, *, min_relevance: float | None, min_lexical_coverage: 
     """Whether *hit* clears the relevance bar: cosine similarity >= *min_relevance*, or lexical
     coverage >= *min_lexical_coverage*. A bar given as None is not used."""
     if min_relevance is not None and hit.score >= min_relevance:  # NaN (unscored) compares False
+        return True
+    if min_relevance is not None and hit.sentence_score >= min_relevance + SENTENCE_MARGIN:
         return True
     return min_lexical_coverage is not None and hit.bm25 is not None and hit.lexical_coverage >= min_lexical_coverage
 
@@ -603,7 +614,8 @@ def rerank_dense(candidates: Sequence[Hit], best_sentence: np.ndarray, *, limit:
     for hit, sentence in zip(candidates, best_sentence, strict=True):
         if math.isnan(hit.score):
             continue
-        combined.append((hit.score + (hit.score if math.isnan(sentence) else float(sentence)), hit))
+        best = hit.score if math.isnan(sentence) else float(sentence)
+        combined.append((hit.score + best, replace(hit, sentence_score=best)))
     combined.sort(key=lambda item: -item[0])
     return [replace(hit, dense_rank=rank) for rank, (_, hit) in enumerate(combined[:limit], start=1)]
 

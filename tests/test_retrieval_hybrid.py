@@ -6,6 +6,7 @@ the embedded MongoDB-wire server (`chunk_store`).
 
 import math
 
+import numpy as np
 import pytest
 
 from indexing.retrieval import (
@@ -13,7 +14,9 @@ from indexing.retrieval import (
     PaperFilter,
     RetrievalModeError,
     fuse_hits,
+    is_relevant,
     reciprocal_rank_fusion,
+    rerank_dense,
     retrieve_passages,
     select_passages,
 )
@@ -184,3 +187,13 @@ def test_an_unknown_mode_is_refused(indexed):
     paper = indexed([CONSENSUS], title="Raft")
     with pytest.raises(RetrievalModeError):
         retrieve_passages(papers=[paper], question="leader", mode="sparse")
+
+
+def test_a_chunk_qualifies_by_its_best_sentence_well_above_the_bar():
+    chunk = Hit(paper_id=1, chunk_index=0, page_number=1, text="t", score=0.25)
+    (ranked,) = rerank_dense([chunk], np.array([0.5]), limit=5)
+    assert ranked.sentence_score == 0.5
+    assert is_relevant(ranked, min_relevance=0.3, min_lexical_coverage=None)
+    (near,) = rerank_dense([chunk], np.array([0.4]), limit=5)  # within the margin: the chunk's own cosine decides
+    assert not is_relevant(near, min_relevance=0.3, min_lexical_coverage=None)
+    assert not is_relevant(chunk, min_relevance=0.3, min_lexical_coverage=None)
