@@ -169,32 +169,27 @@ def history_turns(project: Project) -> list[Turn]:
     """The answered turns of *project*'s chat that fit `PROJECT_CHAT_HISTORY_TOKENS`, oldest first."""
     recent = list(ChatMessage.objects.filter(chat__project=project).order_by("-created_at", "-pk")[:HISTORY_READ_LIMIT])
     recent.reverse()
-    turns = answered_turns(
-        [
-            Turn(
-                role=m.role,
-                text=m.text,
-                complete=m.state == ChatMessage.State.COMPLETE,
-                paper_ids=_cited_papers(m.citations),
-                pages=tuple(dict.fromkeys((c["paper_id"], c["page"]) for c in _citations(m.citations))),
-                quotes=tuple(c["quote"] for c in _citations(m.citations) if c.get("quote")),
-            )
-            for m in recent
-        ]
-    )
+    turns = answered_turns([_turn(m) for m in recent])
     return trim_history(turns, budget_tokens=settings.PROJECT_CHAT_HISTORY_TOKENS, count_tokens=count_tokens)
 
 
-def _citations(citations: dict[str, Any]) -> list[dict[str, Any]]:
-    """The entries of a saved citation map with a paper and page, in citation-number order."""
-    numbered = sorted((int(n), c) for n, c in citations.items() if n.isdigit() and isinstance(c, dict))
-    return [c for _, c in numbered if isinstance(c.get("paper_id"), int) and isinstance(c.get("page"), int)]
-
-
-def _cited_papers(citations: dict[str, Any]) -> tuple[int, ...]:
-    """The papers of a saved citation map, in the order of their first citation number."""
-    numbered = sorted((int(n), c.get("paper_id")) for n, c in citations.items() if n.isdigit() and isinstance(c, dict))
-    return tuple(dict.fromkeys(pid for _, pid in numbered if isinstance(pid, int)))
+def _turn(message: ChatMessage) -> Turn:
+    """*message* as a turn of the conversation: an answer with the papers and pages it cited, in
+    the order of their first citation number, and the sentences it quoted."""
+    numbered = sorted(
+        ((int(n), c) for n, c in message.citations.items() if n.isdigit() and isinstance(c, dict)),
+        key=lambda item: item[0],
+    )
+    cited = [c for _, c in numbered if isinstance(c.get("paper_id"), int)]
+    located = [c for c in cited if isinstance(c.get("page"), int)]
+    return Turn(
+        role=message.role,
+        text=message.text,
+        complete=message.state == ChatMessage.State.COMPLETE,
+        paper_ids=tuple(dict.fromkeys(c["paper_id"] for c in cited)),
+        pages=tuple(dict.fromkeys((c["paper_id"], c["page"]) for c in located)),
+        quotes=tuple(c["quote"] for c in located if c.get("quote")),
+    )
 
 
 def accept_question(*, user: User, text: object) -> str:
