@@ -46,6 +46,7 @@ from chat.question import (
     asked_thing,
     classify_answer_type,
     defined_term,
+    figure_label,
     how_dimensions,
     key_terms,
 )
@@ -628,7 +629,7 @@ def with_table_pointed_to(chosen: Sequence[Scored], references: Sequence[Referen
     pointer = _POINTS_TO.search(chosen[0].candidate.text) if chosen else None
     if pointer is None:
         return list(chosen)
-    label = " ".join(pointer["label"].replace("Fig.", "Figure").split()).title()
+    label = figure_label(pointer["label"]) or pointer["label"]
     lines = caption_lines(references, label)
     if not lines:
         return list(chosen)
