@@ -1254,17 +1254,27 @@ def number_attached(text: str, measure: str, asked: Collection[str]) -> bool:
     for part in _PART_OF_WHOLE.finditer(text):
         # "33 of 41" counts what its sentence is about ("An overwhelming majority of participants
         # reported ... (33 of 41 for each question)"): its noun may stand anywhere in the sentence.
-        sentence = re.split(r"[.;!?]\s", text[: part.start()])[-1] + re.split(r"[.;!?]\s", text[part.start() :])[0]
+        sentence = "".join(_clause_around(text, part.start(), part.start()))
         if with_classes(set(terms(sentence)), asked_set) & asked_set:
             return True
     for start, end in spans:
         # Within the number's own sentence or clause.
-        before = _WINDOW_WORD.findall(re.split(r"[.;!?]\s", text[:start])[-1])[-_ATTACHMENT_WORDS:]
-        after = _WINDOW_WORD.findall(re.split(r"[.;!?]\s", text[end:])[0])[:_ATTACHMENT_WORDS]
+        before_text, after_text = _clause_around(text, start, end)
+        before = _WINDOW_WORD.findall(before_text)[-_ATTACHMENT_WORDS:]
+        after = _WINDOW_WORD.findall(after_text)[:_ATTACHMENT_WORDS]
         near = set(terms(" ".join(before + after)))
         if with_classes(near, asked_set) & asked_set:
             return True
     return False
+
+
+_CLAUSE_BREAK = re.compile(r"[.;!?]\s")
+
+
+def _clause_around(text: str, start: int, end: int) -> tuple[str, str]:
+    """The text of the sentence or clause of *text* that holds the span *start*..*end*, before the
+    span and after it."""
+    return _CLAUSE_BREAK.split(text[:start])[-1], _CLAUSE_BREAK.split(text[end:])[0]
 
 
 # A time that places a moment within a run ("300 seconds into the computation") says no duration.
