@@ -1143,8 +1143,8 @@ _WHAT_HAPPENED = re.compile(
 
 def _shares_terms(phrase: str, previous: str, papers: Sequence[PaperRef]) -> bool:
     """Whether *phrase* repeats a content term of the question *previous* (either number)."""
-    said = {_stem_word(term.casefold()) for term in content_terms(previous, papers)}
-    return any(_stem_word(term.casefold()) in said for term in content_terms(phrase, papers))
+    said = {plural_stem(term.casefold()) for term in content_terms(previous, papers)}
+    return any(plural_stem(term.casefold()) in said for term in content_terms(phrase, papers))
 
 
 # A numbered thing ("phase 2", "Table 3", "step 4b") that a fragment may put in place of its twin.
@@ -1195,16 +1195,11 @@ def _continues(question: str, before: str, papers: Sequence[PaperRef]) -> bool:
         return False
     if _DEMONSTRATIVE.search(question) or _VERB_OBJECT_IT.search(question):
         return True
-    said = {_stem_word(word) for word in _WORD.findall(before.casefold())}
+    said = {plural_stem(word) for word in _WORD.findall(before.casefold())}
     return any(
-        match["head"].casefold() not in _NON_TERMS and _stem_word(match["head"].casefold()) in said
+        match["head"].casefold() not in _NON_TERMS and plural_stem(match["head"].casefold()) in said
         for match in _DEFINITE.finditer(question)
     )
-
-
-def _stem_word(word: str) -> str:
-    """*word* without a plural "s" ("leaders" -> "leader"), to match a noun in either number."""
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
 # "What's the equivalent rule on the ZooKeeper side?", "What is its counterpart in Raft?": the
