@@ -1180,7 +1180,7 @@ _NOT_BEFORE_OBJECT = (
     "after|once|where|whether|unless|until|then|what|which|who|why|how|make|makes|made|making|find|finds|found|"
     "take|takes|took|keep|keeps|kept"
 )
-_VERB_OBJECT_IT = re.compile(rf"\b(?!(?:{_NOT_BEFORE_OBJECT})\b)[a-z]{{3,}}\s+it\b", re.IGNORECASE)
+_VERB_OBJECT_IT = re.compile(rf"\b(?!(?:{_NOT_BEFORE_OBJECT})\b)[a-z]{{3,}}\s+(?P<it>it)\b", re.IGNORECASE)
 # "the leader", "the lease": a definite noun whose head the previous turn said.
 _DEFINITE = re.compile(r"\bthe\s+(?:[a-z][\w-]*\s+){0,2}?(?P<head>[a-z][\w-]{2,})\b(?!\s+(?:of|in)\s+(?-i:[A-Z]))")
 
@@ -1247,7 +1247,7 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
         query = _DEMONSTRATIVE.sub("the ", question.strip())
         used = _VERB_OBJECT_IT.search(query)
         if used is not None and len(earlier.focus) == 1:  # "... kept using it?": the paper's system
-            query = query[: used.end() - 2] + _names(earlier.focus, papers) + query[used.end() :]
+            query = query[: used.start("it")] + _names(earlier.focus, papers) + query[used.end("it") :]
         else:
             query = _in_papers(query, earlier.focus, papers)
         return _Resolved(query=" ".join(query.split()), focus=earlier.focus, pool=earlier.pool, comparison=False)
