@@ -44,7 +44,18 @@ class ChatMessageSerializer(serializers.ModelSerializer[ChatMessage]):
 
     class Meta:
         model = ChatMessage
-        fields = ["id", "role", "text", "asker", "citations", "state", "extractive", "created_at"]
+        fields = [
+            "id",
+            "role",
+            "text",
+            "asker",
+            "citations",
+            "state",
+            "extractive",
+            "status",
+            "sentences",
+            "created_at",
+        ]
         read_only_fields = fields
 
     def get_asker(self, message: ChatMessage) -> str:

@@ -66,10 +66,15 @@ def test_the_main_api_flow_with_a_token(alice, make_pdf):
         role="assistant",
         text="Memory [1].",
         citations={"1": {"paper_id": paper_id, "title": "Sleep", "page": 1, "text": "..."}},
+        status="answered",
+        sentences=[{"text": "Memory [1].", "citations": [1], "supported": True, "not_stated": False}],
     )
     history = client.get(f"/api/projects/{project_id}/chat/").json()
     assert [m["role"] for m in history] == ["user", "assistant"]
     assert history[1]["citations"]["1"]["page"] == 1
+    # The same Message fields as the WebSocket's history event.
+    assert (history[0]["status"], history[1]["status"]) == ("", "answered")
+    assert history[1]["sentences"][0]["supported"] is True
     assert client.delete(f"/api/projects/{project_id}/chat/").status_code == HTTPStatus.NO_CONTENT
     assert client.get(f"/api/projects/{project_id}/chat/").json() == []
 
