@@ -231,6 +231,25 @@ _MEASURED_SUBJECT = re.compile(
 )
 
 
+# "What is GROBID used for in S2ORC?", "How does CoreRecipe parse a PDF?": a name (a tool, a model, a
+# component; capitals inside the word or an acronym) as the subject of the question's auxiliary.
+_NAMED_SUBJECT = re.compile(
+    r"^(?:what|how|why|where|when|which\s+[a-z]+)\s+(?:is|are|was|were|does|do|did|can|could)\s+(?:the\s+)?"
+    r"(?P<name>(?-i:[A-Z][a-z]*[A-Z0-9][\w-]*|[A-Z]{2,}[\w-]*))\b(?!['\u2019])",
+    re.IGNORECASE,
+)
+
+
+def named_subject(question: str, papers: Sequence[PaperRef] = ()) -> str | None:
+    """The name that is the subject of *question* when it is no paper's name ("What is GROBID used
+    for in S2ORC?" -> "GROBID"): what a follow-up's "it" is ("What F1 does it achieve?"). None for
+    another form, or a paper's name ("How does Raft elect a leader?")."""
+    match = _NAMED_SUBJECT.match(_without_lead_in(question))
+    if match is None or mentions(match["name"], papers):
+        return None
+    return match["name"]
+
+
 def measured_subject(question: str, papers: Sequence[PaperRef] = ()) -> str | None:
     """The subject a "how <adjective> is the X ...?" question measures ("How large is the raw
     click table that Google Analytics keeps?" -> "raw click table"): what a follow-up's "it" is
@@ -739,6 +758,15 @@ _PEOPLE_NOUN = re.compile(
 )
 
 
+# "... can servers cause after they ...": a plural noun, then a clause that opens with a
+# conjunction before the pronoun; the pronoun is that noun, not a paper of the conversation.
+_OWN_ANTECEDENT = re.compile(
+    r"\b(?!(?:papers|authors|systems|works|studies|is|was|has|does|this|its|us|as|yes)\b)[a-z][a-z-]{2,}[^s\W]s\b"
+    r"[^?,;]*\b(?:after|before|when|once|until|while|if|because|since|unless|whether|so that)\s*$",
+    re.IGNORECASE,
+)
+
+
 def _paper_its(text: str) -> re.Match[str] | None:
     """The "its" of *text* that refers back to a paper ("How many people took part in its lab
     study?"), None when there is none or a thing of the question's own comes first to own it ("How
@@ -981,6 +1009,13 @@ def _resolve_references(
             if names_own:  # "Raft and Paxos: how do they differ?" refers to its own papers
                 return match.group(0)
             pronoun = match.group("group").casefold() in ("they", "them", "their")
+            if pronoun and _OWN_ANTECEDENT.search(match.string[: match.start()]):
+                # "What trouble can servers cause after they have been removed?": the servers.
+                return match.group(0)
+            people = _PEOPLE_NOUN.search(previous.query)
+            if match.group("group").casefold() == "their" and people is not None and len(previous.focus) == 1:
+                # "How was their comprehension measured?" after a question about a study's participants.
+                return f"the {people[0]}'"
             if match.group("group").casefold() == "them" and len(previous.focus) == 1:
                 # "Which servers take them?" after "How does Raft keep its log short?": things the
                 # answer named (snapshots), not the paper or its authors; left as it is.
@@ -1019,6 +1054,9 @@ def _resolve_references(
     if term is None:
         # "How well does it compress?" after "How large is the raw click table ...?": the table.
         term = measured_subject(previous.query, papers)
+    tool = named_subject(previous.query, papers) if term is None and not referred else None
+    # "What F1 does it achieve?" after "What is GROBID used for in S2ORC?": the tool, not S2ORC.
+    term = term or tool
     # "How much code did they add to it?": "they" are the paper's authors, "it" still the asked thing.
     object_it = referred == list(previous.focus) and object_of is not None
     if term and (not referred or object_it) and not named_papers(question, papers) and _IT.search(text):
@@ -1028,7 +1066,7 @@ def _resolve_references(
         # "What is an SSTable?" then "How is it stored?": "it" is the thing just defined, not a
         # paper; "What similarity score is used for linking?" then "How is it computed?": the score.
         # A name takes no article: "What happens to Wayfinder after a restart?".
-        article = "" if term[:1].isupper() and term[1:].islower() else "the "
+        article = "" if term == tool or (term[:1].isupper() and term[1:].islower()) else "the "
         return _IT.sub(f"{article}{term}", text), referred, False, group
     if (
         not referred
@@ -1120,6 +1158,11 @@ _WHAT_ABOUT_THING = re.compile(
     r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(?:(?:its|their|the)\s+)?(?P<thing>[\w-]+(?:\s+[\w-]+){0,2}?)\s*[?.!]*\s*$",
     re.IGNORECASE,
 )
+# "And SCIENCEPARSE?", "What about CoreRecipe?": a name alone, after a question about another name.
+_AND_NAME = re.compile(
+    r"^\s*(?:and|what about|how about)\s+(?:the\s+)?(?P<name>(?-i:[A-Z][\w-]*)(?:\s+(?-i:[A-Z][\w-]*))?)\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
 # "How many did they use?": a count that does not say of what.
 _BARE_HOW_MANY = re.compile(
     r"^\s*(?:(?:and|so)\s+)?how\s+many(?=\s+(?:did|do|does|were|are|was|is|have|has|had|will|would|can)\b)",
@@ -1171,6 +1214,17 @@ def _with_condition(previous: str, phrase: str) -> str:
 
 # "How many of those participants ...?", "these snapshots": a thing the conversation already named.
 _DEMONSTRATIVE = re.compile(rf"\b(?:those|these)\s+(?!{_PAPERS_NOUN}\b|authors\b)(?=[a-z])", re.IGNORECASE)
+# "that score", "this language filter", "that same evaluation": a thing pointed at, when "that"
+# opens the question or follows a preposition or an auxiliary (after a noun, "the data that clients
+# read", it opens a relative clause).
+_POINTED = re.compile(
+    r"(?:^\s*|\b(?:on|in|of|for|with|from|by|at|about|to|into|under|during|after|before|did|does|do|is|was|"
+    r"are|were|can|could|would|will|has|have|had|and)\s+)(?P<pointer>that|this)\s+(?P<same>same\s+)?"
+    r"(?!(?:is|was|are|were|does|do|did|has|have|had|can|could|would|will|should|means|seems|happens)\b)"
+    r"(?:(?-i:[a-z])[\w-]*\s+){0,2}?(?P<head>(?-i:[a-z])[\w-]{2,})\b(?=\s*(?:[?.!,]|$|(?:end|up|be|get|work|"
+    r"remove|removed|compare|differ|take|took|fare|cost|use|used|mean|do|did|does|at|in|on|for|of|with|to|from)\b))",
+    re.IGNORECASE,
+)
 # "How many kept using it?": "it" as the object of a verb, the thing the conversation is about.
 # Not after an auxiliary, a preposition or a conjunction (there "it" is a subject or "of it" an
 # object `_OBJECT_IT` reads), nor a verb of a dummy "it" ("make it possible", "find it hard").
@@ -1188,10 +1242,15 @@ _DEFINITE = re.compile(r"\bthe\s+(?:[a-z][\w-]*\s+){0,2}?(?P<head>[a-z][\w-]{2,}
 def _continues(question: str, before: str, papers: Sequence[PaperRef]) -> bool:
     """Whether *question*, which names no paper and has no pronoun of a follow-up, still goes on
     with the conversation *before* it (the previous question and answer): it points back with
-    "those"/"these" ("How many of those participants ...?"), has "it" as a verb's object ("...
+    "those"/"these" ("How many of those participants ...?") or "that"/"this" ("... on that
+    score?"), has "it" as a verb's object ("...
     kept using it?"), or asks about a definite thing ("the leader") that *before* spoke of. A
     question about the papers themselves, or across them, starts afresh."""
-    if named_papers(question, papers) or is_broad(question) or _ABOUT_PAPERS.search(question):
+    if named_papers(question, papers) or is_broad(question):
+        return False
+    if any(match["head"].casefold() not in _NON_TERMS for match in _POINTED.finditer(question)):
+        return True  # "How many paper clusters did that language filter remove?"
+    if _ABOUT_PAPERS.search(question):
         return False
     if _DEMONSTRATIVE.search(question) or _VERB_OBJECT_IT.search(question):
         return True
@@ -1200,6 +1259,15 @@ def _continues(question: str, before: str, papers: Sequence[PaperRef]) -> bool:
         match["head"].casefold() not in _NON_TERMS and plural_stem(match["head"].casefold()) in said
         for match in _DEFINITE.finditer(question)
     )
+
+
+def _the_pointed(question: str) -> str:
+    """*question* with its pointing "those"/"these"/"that"/"this" read as "the" ("How many did that
+    language filter remove?" -> "How many did the language filter remove?")."""
+    question = _DEMONSTRATIVE.sub("the ", question)
+    for match in reversed(list(_POINTED.finditer(question))):
+        question = question[: match.start("pointer")] + "the" + question[match.end("pointer") :]
+    return question
 
 
 # "What's the equivalent rule on the ZooKeeper side?", "What is its counterpart in Raft?": the
@@ -1216,6 +1284,12 @@ def _said_again(text: str) -> str:
     """*text* without its words that point back at the previous question ("that", "do it", "the
     equivalent rule"): what is left is what the follow-up asks of its own."""
     return _EQUIVALENT.sub(" ", _TOPIC_PRONOUN.sub(" ", _DO_IT.sub(" ", text)))
+
+
+# A follow-up that says this many things of its own ("... what trouble can servers cause after they
+# have been removed from the configuration without knowing it?") keeps its closing "it": it is no
+# bare "How long did that take?" that needs the previous topic to mean anything.
+MAX_TERMS_FOR_TOPIC = 5
 
 
 def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef], depth: int = 0) -> _Resolved:
@@ -1244,7 +1318,7 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
         earlier = _resolve(previous_question.text, history[:index], papers, depth + 1)
         if not earlier.focus:
             return standalone
-        query = _DEMONSTRATIVE.sub("the ", question.strip())
+        query = _the_pointed(question.strip())
         used = _VERB_OBJECT_IT.search(query)
         if used is not None and len(earlier.focus) == 1:  # "... kept using it?": the paper's system
             query = query[: used.start("it")] + _names(earlier.focus, papers) + query[used.end("it") :]
@@ -1266,6 +1340,12 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
         return _Resolved(query=query, focus=previous.focus, pool=previous.pool, comparison=previous.comparison)
     thing = asked_thing(previous.query, papers)
     named_here = bool(named_papers(question, papers)) or _PAPER_REFERENCE.search(question) is not None
+    other_name = _AND_NAME.match(question)
+    name_before = named_subject(previous.query, papers)
+    if other_name is not None and name_before and not named_here:
+        # "And SCIENCEPARSE?" after "What is GROBID used for in S2ORC?": the same question of the other tool.
+        query = re.sub(rf"\b{re.escape(name_before)}\b", other_name["name"], previous.query, count=1)
+        return _Resolved(query=query, focus=previous.focus, pool=previous.pool, comparison=previous.comparison)
     other_thing = _WHAT_ABOUT_THING.match(question)
     if other_thing is not None and thing and not named_here:
         # "What about its precision?" after "What recall does S2ORC's citation linking reach?"
@@ -1314,7 +1394,7 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
     if thing and not new_papers and _TOPIC_PRONOUN.search(query):
         # "Why is that useful?" after "What ordering guarantee does MapReduce give ...?": the guarantee.
         query = _TOPIC_PRONOUN.sub(f"the {thing}", query, count=1)
-    elif noun_phrase:
+    elif noun_phrase and len(own_terms) < MAX_TERMS_FOR_TOPIC:
         # The topic without the words the follow-up says itself: "How long did that take?" after "How
         # long did the evaluation take?" is "How long did the evaluation take?", not "... long the
         # evaluation take take?".

@@ -961,3 +961,72 @@ def test_a_count_noun_after_the_verb_does_not_make_a_what_question_a_quantity():
     question = "What hardware did the machines in the GFS micro-benchmark cluster have?"
     assert classify_answer_type(question) == AnswerType.ENTITY
     assert classify_answer_type("What is the typical number of replicas?") == AnswerType.QUANTITY
+
+
+@pytest.mark.parametrize(
+    ("previous", "answer", "follow_up", "query"),
+    [
+        (
+            "How does S2ORC decide whether a paper is in English?",
+            "\u201cWe use the cld2 language filter.\u201d [1]",
+            "How many paper clusters did that language filter end up removing?",
+            "How many paper clusters did the language filter end up removing in S2ORC?",
+        ),
+        # Pointed at, though the answer's words were others.
+        (
+            "How does S2ORC link bibliography entries?",
+            "\u201cEach candidate gets a similarity value.\u201d [1]",
+            "Is there an upper limit on that score?",
+            "Is there an upper limit on the score in S2ORC?",
+        ),
+        # "same" points back whatever the answer said.
+        (
+            "Which parser does S2ORC use?",
+            "An answer.",
+            "How did ScienceParse fare on that same evaluation?",
+            "How did ScienceParse fare on the same evaluation in S2ORC?",
+        ),
+    ],
+)
+def test_that_or_this_pointing_at_a_thing_the_previous_turn_spoke_of_stays_with_its_paper(
+    previous, answer, follow_up, query
+):
+    history = [Turn("user", previous), Turn("assistant", answer, paper_ids=(S2ORC.paper_id,))]
+    analysis = analyse_question(follow_up, history=history, papers=[S2ORC, RAFT])
+    assert (analysis.query, analysis.named_paper_ids) == (query, (S2ORC.paper_id,))
+
+
+def test_that_opening_a_relative_clause_starts_afresh():
+    history = [
+        Turn("user", "Which parser does S2ORC use?"),
+        Turn("assistant", "An answer.", paper_ids=(S2ORC.paper_id,)),
+    ]
+    for question in ("What is the data that clients read?", "How is the lease that clients hold renewed?"):
+        analysis = analyse_question(question, history=history, papers=[S2ORC, RAFT])
+        assert (analysis.query, analysis.named_paper_ids) == (question, ())
+
+
+def test_it_after_a_question_about_a_named_tool_is_the_tool_and_a_bare_name_swaps_it():
+    previous = ("What is GROBID used for in S2ORC?", (S2ORC.paper_id,))
+    tool_it = analyse_in([S2ORC, RAFT], "What F1 does it achieve?", previous)
+    assert tool_it.query == "What F1 does GROBID achieve in S2ORC?"
+    swapped = analyse_in([S2ORC, RAFT], "And SCIENCEPARSE?", previous)
+    assert (swapped.query, swapped.named_paper_ids) == ("What is SCIENCEPARSE used for in S2ORC?", (S2ORC.paper_id,))
+    # A paper's own name is no tool: "it" is still the paper.
+    paper_it = analyse("What does it store?", ("How does Bigtable use Chubby?", (5,)))
+    assert paper_it.query.startswith("What does Bigtable")
+
+
+def test_they_after_a_plural_noun_of_the_same_question_is_that_noun_and_their_the_studys_people():
+    query = analyse(
+        "And the reverse case: what trouble can servers cause after they have been removed from the configuration?",
+        MEMBERSHIP,
+    ).query
+    assert "after they have been removed" in query and query.endswith("in Raft?")
+    study = ("In Raft's user study, how long did participants get for each quiz?", (RAFT.paper_id,))
+    assert analyse("How was their understanding measured?", study).query == (
+        "How was the participants' understanding measured in Raft?"
+    )
+    # Without a study's people, "their" is still the paper's.
+    authors = analyse("What is their leader election timeout?", MEMBERSHIP)
+    assert authors.query == "What is Raft's leader election timeout?"
