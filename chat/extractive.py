@@ -348,7 +348,7 @@ def _blocks(text: str) -> list[tuple[str, list[str], bool]]:
     math ends it)`, dehyphenated. A script line inside a hyphenated word ("be-", "title",
     "tween") is dropped."""
     blocks: list[tuple[list[str], bool]] = [([], False)]
-    lines = text.split("\n")
+    lines, footnotes = _without_footnotes(text.split("\n"))
     math = _math_runs(lines)
     for k, line in enumerate(lines):
         previous = lines[k - 1] if k else ""
@@ -361,9 +361,41 @@ def _blocks(text: str) -> list[tuple[str, list[str], bool]]:
             blocks.append(([], False))
         elif not (_SCRIPT_LINE.match(line.strip()) and previous.rstrip().endswith("-") and following[:1].islower()):
             blocks[-1][0].append(line)
+    blocks += [(note, False) for note in footnotes]
     return [
         (dehyphenate("\n".join(lines)), lines, math_after) for lines, math_after in blocks if "".join(lines).strip()
     ]
+
+
+# A footnote's first line: its number glued to its first word ("14We use the cld2 tool ...",
+# "13Unpaywall 2019-04-19 data dump"), not a size or a rate ("1Gbit/s Ethernet").
+_FOOTNOTE_LINE = re.compile(r"^\d{1,2}(?!(?:G|M|K|T|k)(?:bit|byte|Hz|B|b)s?\b)(?=[A-Z][a-z]|https?:)")
+MAX_FOOTNOTE_LINES = 4
+
+
+def _without_footnotes(lines: Sequence[str]) -> tuple[list[str], list[list[str]]]:
+    """*lines* without the footnotes a two-column page's text layer puts among them (often in the
+    middle of a sentence: "... associated PDF and / 14We use the cld2 tool ... score. / do not
+    provide ..."), and the footnotes, each its own lines, its number dropped when a common opening
+    word follows it (`_FOOTNOTE_NUMBER`). A footnote runs from its numbered line to the first line
+    that ends a sentence, at most `MAX_FOOTNOTE_LINES` lines."""
+    body: list[str] = []
+    notes: list[list[str]] = []
+    k = 0
+    while k < len(lines):
+        if not _FOOTNOTE_LINE.match(lines[k].strip()):
+            body.append(lines[k])
+            k += 1
+            continue
+        note = [_FOOTNOTE_NUMBER.sub("", lines[k].strip())]
+        k += 1
+        while k < len(lines) and len(note) < MAX_FOOTNOTE_LINES and not note[-1].rstrip().endswith((".", "!", "?")):
+            if _FOOTNOTE_LINE.match(lines[k].strip()) or not lines[k].strip():
+                break
+            note.append(lines[k])
+            k += 1
+        notes.append(note)
+    return body, notes
 
 
 def is_cjk(text: str) -> bool:
@@ -374,6 +406,13 @@ def is_cjk(text: str) -> bool:
 # associated PDF and 13Unpaywall 2019-04-19 data dump 14We use the cld2 tool ..."); not a unit
 # ("1Gbit/s", "4KB").
 _GLUED_FOOTNOTE = re.compile(r"(?<=\s)\d{1,2}(?!(?:G|M|K|T|k)(?:bit|byte|Hz|B|b)s?\b)[A-Z][a-z]{2,}")
+
+
+# A footnote's number before a word that often opens one: "14We use ..." is quoted from "We".
+_FOOTNOTE_NUMBER = re.compile(
+    r"^\d{1,2}(?=(?:We|Our|The|This|These|That|In|For|See|It|All|Available|Note|Code|Data|Each|Most|Some|"
+    r"Only|When|As|Here|Details|Source|Using|Following|A|An)\b)"
+)
 
 
 def is_quotable(text: str, *, acknowledgements: bool = False) -> bool:
@@ -932,7 +971,8 @@ _GENERIC_HEADS = frozenset(
     _stem(t)
     for t in "purpose role goal aim difference advantage benefit reason idea approach problem way relationship "
     "tradeoff trade-off motivation contribution result finding limitation effect impact main key kind type "
-    "design mechanism method technique strategy".split()
+    "design mechanism method technique strategy trouble issue risk danger consequence drawback disadvantage "
+    "challenge weakness lesson outcome".split()
 )
 
 
@@ -1416,6 +1456,34 @@ def _asked_thing_terms(query: str) -> tuple[str, ...]:
 _WHO_DID = re.compile(r"^\s*(?:and\s+)?who\s+(?P<verb>[a-z]{3,}(?:ed|s)|ran|led|wrote|built|made|paid|gave)\b", re.I)
 
 
+# "What initial timeout, in milliseconds, ...?", "At what size, in megabytes, ...?": the unit the
+# figure is asked in, which the question's asked terms then leave out.
+_UNIT_ASKED = re.compile(
+    r"\b(?:in|(?:measured|expressed|given)\s+in)\s+(?P<unit>(?:milli|micro|nano)?seconds|minutes|hours|days|"
+    r"(?:kilo|mega|giga|tera)?bytes|[KMGT]B|ms)\b",
+    re.IGNORECASE,
+)
+# "What value of alpha (the Greek letter) does Lamport recommend?", "What value of Q do production
+# instances use?": the value of a symbol, which "i + alpha" or "Q equally sized partitions" leaves open.
+_SYMBOL_VALUE = re.compile(
+    r"\bwhat\s+values?\s+(?:of|for)\s+(?P<symbol>(?-i:[A-Z])|[\u0391-\u03a9\u03b1-\u03c9])(?=[\s,?)(])", re.I
+)
+
+
+def states_value_of(text: str, symbol: str) -> bool:
+    """Whether *text* gives *symbol* a value: "N = 10", "Q is 1024", "set Q to 512", "a value of 3 for
+    N"; not "it can propose commands i + 1 through i + N", which uses the symbol unvalued."""
+    sym = re.escape(symbol)
+    number = r"\d[\d,.]*"
+    verb = r"(?:=|\u2248|:=|\bis\b|\bwas\b|\bequals?\b|\bof\b|\bto\b|\bset\s+to\b)"
+    assigned = rf"(?<![\w-]){sym}\s*{verb}\s*(?:about\s+)?{number}"
+    named = (
+        rf"\b(?:set|sets|setting|chose|choose|use|uses|used)\s+{sym}\s+(?:to|at|as)\s+{number}"
+        rf"|{number}\s+(?:for|as)\s+{sym}(?![\w-])"
+    )
+    return re.search(f"{assigned}|{named}", text) is not None
+
+
 def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> bool:
     """Whether *text* holds the kind of fact asked for: for a quantity, a number with one of the
     *asked* terms in the same text (a count, or a number of no telling unit, next to them:
@@ -1433,9 +1501,18 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
     near = not asked or any(t in with_classes(text_terms, asked) for t in asked)
     if asks_place(analysis.query):  # "Where was the classroom noise study conducted?": "in Lisbon"
         return names_place(text, analysis.query)
+    symbol = _SYMBOL_VALUE.search(analysis.query)
+    if symbol is not None:
+        return states_value_of(text, symbol["symbol"])
     if kind == AnswerType.QUANTITY:
         measure = asked_measure(analysis.query)
         fit = quantity_fit(text, measure, asked)
+        unit = _UNIT_ASKED.search(analysis.query)
+        if unit is not None and measure in ("time", "bytes", "size", "length"):
+            # "What initial timeout, in milliseconds, does a leader use?" is not answered by "the
+            # lease period could be 10 seconds": a figure in the asked unit, by the asked thing's words.
+            measured = [t for t in asked if t not in terms(unit["unit"])] or list(key_stems(analysis))
+            return fit == 1.0 and number_attached(text, measure, measured)
         # "At what temperature are the oxides synthesised?" is answered by "... at 350 degrees
         # Celsius": a number in the unit of the measure asked for stands for the measure's name.
         in_its_unit = measure in ("time", "length", "bytes", "power", "temperature") and fit == 1.0

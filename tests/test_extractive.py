@@ -110,16 +110,36 @@ def test_numbers_in_parentheses_stay_text_in_a_brackets_only_stream_and_in_passa
     assert shown_to_model.replace("\u2060", "") == "Dynamo is (3,2,2)." != shown_to_model
 
 
-def test_headings_are_not_glued_into_quotes_and_footnotes_are_not_quoted():
+def test_headings_are_not_glued_into_quotes_and_a_footnote_is_quoted_without_its_number():
     text = (
         "Proposers retry with a higher number after the failure of the election.\n"
         "2.5 The Implementation\n"
         "The Paxos algorithm assumes a network of processes that communicate.\n"
-        "2We stress here that the protocol is safe in every execution of it."
+        "2We stress here that the protocol is safe in every execution of it.\n"
+        "3Com switches were used in the testbed for every run."
     )
     assert [s.text for s in candidate_sentences([reference(1, 1, text)])] == [
         "Proposers retry with a higher number after the failure of the election.",
         "The Paxos algorithm assumes a network of processes that communicate.",
+        "We stress here that the protocol is safe in every execution of it.",
+    ]
+    assert not is_quotable("2We stress here that the protocol is safe in every execution of it.")
+
+
+def test_a_footnote_the_text_layer_puts_inside_a_sentence_is_taken_out_of_it_and_quoted_alone():
+    text = (
+        "Many filtered clusters have no associated PDF and\n"
+        "13Unpaywall 2019-04-19 data dump\n"
+        "14We use the cld2 tool for language detection with a\n"
+        "threshold of 0.9 over the English language score.\n"
+        "do not provide significant value to our dataset.\n"
+        "A Chubby cell serves ten thousand machines over\n"
+        "1Gbit/s Ethernet links in every data centre."
+    )
+    assert [s.text for s in candidate_sentences([reference(1, 1, text)])] == [
+        "Many filtered clusters have no associated PDF and do not provide significant value to our dataset.",
+        "A Chubby cell serves ten thousand machines over 1Gbit/s Ethernet links in every data centre.",
+        "We use the cld2 tool for language detection with a threshold of 0.9 over the English language score.",
     ]
 
 
@@ -1822,3 +1842,21 @@ def test_a_time_that_places_a_moment_in_a_run_is_no_duration():
     assert not states(question, "We killed 200 out of 1746 worker processes several minutes into the computation.")
     assert not states(question, "Roughly 300 seconds into the computation, the sort program restarts its workers.")
     assert states(question, "The sort program finishes in 933 seconds including startup overhead.")
+
+
+def test_a_figure_asked_in_a_unit_must_be_in_that_unit_and_stand_by_the_asked_thing():
+    question = "What initial timeout, in milliseconds, does Zorblax give a new ballot?"
+    lease = [reference(1, 1, "For example, the lease period could be 10 seconds in Zorblax deployments.", title="Z")]
+    assert scored_answer(lease, question).status == Status.NOT_STATED
+    timeout = [reference(1, 1, "Zorblax starts every new ballot with an initial timeout of 50 ms.", title="Z")]
+    answer = scored_answer(timeout, question)
+    assert answer.status == Status.ANSWERED and "50 ms" in answer.text
+
+
+def test_the_value_of_a_symbol_is_stated_only_where_the_symbol_is_given_a_value():
+    question = "What value of \u03b1 does Zorblax recommend in practice?"
+    used = "In general, a Zorblax leader can get \u03b1 commands ahead, proposing commands i + 1 through i + \u03b1."
+    assert scored_answer([reference(1, 1, used, title="Z")], question).status == Status.NOT_STATED
+    valued = "In practice Zorblax deployments set \u03b1 to 10 so that gaps stay short."
+    answer = scored_answer([reference(1, 1, valued, title="Z")], question)
+    assert answer.status == Status.ANSWERED and "to 10" in answer.text
