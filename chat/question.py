@@ -1494,12 +1494,45 @@ def paper_queries(
         # and Chubby ...?"), ...: one paper's passages about another are found for every pair.
         pairs = [(a, b) for a in named for b in named if a != b]
         return tuple(dict.fromkeys((a, _tidy(cut_mentions(query, papers, keep={a, b}))) for a, b in pairs))
+    sides = {} if parts else conjunct_sides(query, papers)
     out = []
     for paper_id in named:
         pieces = [p.query for p in parts if paper_id in p.named_paper_ids or not named_papers(p.query, papers)]
-        text = cut_mentions(" ".join(pieces) if parts else query, papers, keep={paper_id})
+        text = sides.get(paper_id) or cut_mentions(" ".join(pieces) if parts else query, papers, keep={paper_id})
         out.append((paper_id, _tidy(text)))
     return tuple(out)
+
+
+# The end of a conjunct: a stop, a comma, a semicolon, or the next "and".
+_CONJUNCT_END = re.compile(r"\s*(?:[?.!,;:]|\band\b|$)")
+_JOINT = re.compile(
+    r"\s+(?:and|or|versus|vs\.?|compared\s+(?:with|to))\s+(?P<opener>in|for|on|at|with|from|of|during|by)\s+"
+)
+
+
+def conjunct_sides(query: str, papers: Sequence[PaperRef]) -> dict[int, str]:
+    """For a question whose two papers each stand in a phrase of their own, both opening with one
+    preposition and joined by "and", "or" or "versus" ("How many participants took part in the
+    Paper Plain usability study and in the CiteSee lab study?"): paper id -> the question with the
+    other phrase left out ("How many participants took part in the CiteSee lab study?"), so each
+    side is searched for its own study, not for the other's ("usability study"). {} for any other
+    question ("How do GFS and Dynamo replicate data?": the names alone, which `cut_mentions` cuts)."""
+    found = sorted(mentions(query, papers), key=lambda m: m.start)
+    if len(found) != 2 or found[0].paper_id == found[1].paper_id:
+        return {}
+    first, second = found
+    joint = _JOINT.search(query, first.end, second.start)
+    first_start = -1 if joint is None else query.rfind(f" {joint['opener']} ", 0, first.start)
+    if joint is None or first_start < 0:
+        return {}
+    end = _CONJUNCT_END.search(query, second.end)
+    second_end = end.start() if end is not None else len(query)
+    head, tail = query[: first_start + 1], query[second_end:]
+    phrases = (query[first_start + 1 : joint.start()], query[joint.start("opener") : second_end])
+    return {
+        mention.paper_id: " ".join(f"{head}{phrase}{tail}".split())
+        for mention, phrase in zip(found, phrases, strict=True)
+    }
 
 
 def _tidy(text: str) -> str:

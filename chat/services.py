@@ -303,7 +303,18 @@ def lexical_query(analysis: QuestionAnalysis, refs: Sequence[PaperRef]) -> str:
     return text if key_terms(text) else ""
 
 
+def side_lexical_queries(analysis: QuestionAnalysis, refs: Sequence[PaperRef]) -> tuple[tuple[int, str], ...]:
+    """Each side of a comparison (`QuestionAnalysis.paper_queries`) without its own paper's name,
+    for that side's lexical leg (see `Focus.lexical_queries`); "" where nothing but names is left."""
+    out = []
+    for paper_id, text in analysis.paper_queries:
+        cut = cut_mentions(text, refs, keep={ref.paper_id for ref in refs if ref.paper_id != paper_id})
+        out.append((paper_id, cut if key_terms(cut) else ""))
+    return tuple(out)
+
+
 def _retrieve(papers: list[Paper], analysis: QuestionAnalysis) -> Retrieval:
+    refs = [paper_ref(paper) for paper in papers]
     focus = Focus(
         paper_ids=analysis.named_paper_ids,
         comparison=analysis.comparison,
@@ -312,7 +323,8 @@ def _retrieve(papers: list[Paper], analysis: QuestionAnalysis) -> Retrieval:
         define=defined_term(analysis.query) or "",  # "" unless a definition question
         caption=figure_label(analysis.query) or "",
         funding=asks_about_funding(analysis.query),
-        lexical_query=lexical_query(analysis, [paper_ref(paper) for paper in papers]),
+        lexical_query=lexical_query(analysis, refs),
+        lexical_queries=side_lexical_queries(analysis, refs),
     )
     return retrieve_passages(papers=papers, question=analysis.query, focus=focus, sentence_scorer=best_sentence_cosines)
 

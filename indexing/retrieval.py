@@ -187,6 +187,8 @@ class Focus:
     # papers are searched: there every chunk is of a named paper, and its name, rare in the project
     # (a high IDF), would rank chunks by how often they repeat it rather than by the question.
     lexical_query: str = ""
+    # Each of `queries` without its own paper's name, for that side's lexical leg (as `lexical_query`).
+    lexical_queries: tuple[tuple[int, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -810,6 +812,9 @@ def retrieve_passages(
         # per other paper when the question relates them), the rankings taking turns.
         searches = own_queries + [(pid, question) for pid in ranked if pid not in with_own]
         order = list(focus.paper_ids if focus else ())
+        # Searched alone, a paper's own name is in most of its chunks: its lexical leg goes without it.
+        side_words = (text for _, text in focus.lexical_queries) if focus else iter(())
+        without_name = dict(zip(focus.queries if focus else (), side_words, strict=False))
         rankings = []
         for pid, text in sorted(searches, key=lambda search: order.index(search[0])):
             own = None if mode == "lexical" else embed_query(text)
@@ -821,6 +826,7 @@ def retrieve_passages(
                 limit=limit,
                 query_embedding=own,
                 sentence_scorer=sentence_scorer,
+                lexical_question=without_name.get((pid, text), ""),
             )
             rankings.append(paper_hits)
         first: dict[tuple[int, int], Hit] = {}  # each chunk once, where it first came

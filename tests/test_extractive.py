@@ -1860,3 +1860,15 @@ def test_the_value_of_a_symbol_is_stated_only_where_the_symbol_is_given_a_value(
     valued = "In practice Zorblax deployments set \u03b1 to 10 so that gaps stay short."
     answer = scored_answer([reference(1, 1, valued, title="Z")], question)
     assert answer.status == Status.ANSWERED and "to 10" in answer.text
+
+
+def test_a_figure_beside_the_asked_words_fits_a_quantity_question_better_than_one_elsewhere():
+    from chat.extractive import UNATTACHED_FIT, cheap_scores
+
+    question = "How well does the Zorblax click table compress?"
+    away = "The Zorblax click table keeps one row for each end-user session, and it serves about 200 websites."
+    beside = "This Zorblax table compresses to 14% of its original size on disk."
+    candidates = candidate_sentences([reference(1, 1, away, title="Z"), reference(2, 1, beside, title="Z")])
+    scores = cheap_scores(candidates, analysis_for(question))
+    fits = {candidate.text: score[1] for candidate, score in zip(candidates, scores, strict=True)}
+    assert (fits[away], fits[beside]) == (UNATTACHED_FIT, 1.0)

@@ -462,6 +462,14 @@ def test_each_paper_of_a_comparison_gets_its_own_query_without_the_other_papers_
     assert analyse("How does Raft elect a leader?").paper_queries == ()
 
 
+def test_each_side_of_a_comparison_in_phrases_of_their_own_leaves_the_other_phrase_out():
+    queries = dict(analyse("How many servers run in the Raft cluster and in the Chubby cell?").paper_queries)
+    assert queries == {
+        RAFT.paper_id: "How many servers run in the Raft cluster?",
+        CHUBBY.paper_id: "How many servers run in the Chubby cell?",
+    }
+
+
 @pytest.mark.parametrize("question", ["Who are the authors of the paper?", "Where was the paper published?"])
 def test_a_question_about_the_paper_itself_is_no_follow_up(question):
     analysis = analyse(question, ("How does Raft handle failures?", (RAFT.paper_id,)))

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from chat.question import PaperRef, QuestionAnalysis
-from chat.services import lexical_query
+from chat.services import lexical_query, side_lexical_queries
 from indexing import store
 from indexing.retrieval import (
     FUNDING_STATEMENT,
@@ -404,3 +404,34 @@ def test_a_question_about_one_named_paper_searches_words_without_its_name():
         )
         == ""
     )
+
+
+@pytest.mark.django_db
+def test_each_side_of_a_comparison_searches_its_lexical_leg_with_its_lexical_query(project, settings):
+    filler = "The service keeps running through failures of its machines and its network links. " * 25
+    overview = [f"Dynamo overview {n}. Dynamo is a store; Dynamo runs Dynamo nodes. {filler}" for n in range(4)]
+    placement = f"Replica placement. Each key is kept at its coordinator and the successor nodes. {filler}"
+    dynamo, raft = project({"Dynamo": [*overview, placement], "Raft": [RAFT_MEMBERSHIP]})
+    settings.PROJECT_CHAT_MIN_RELEVANCE = 0.0
+    settings.PROJECT_CHAT_MAX_CHUNKS_PER_PAPER = 1
+    question = "What are Dynamo and Raft?"
+    own = ((dynamo.pk, "What is Dynamo?"), (raft.pk, "What is Raft?"))
+    focus = Focus((dynamo.pk, raft.pk), comparison=True, queries=own)
+    words = ((dynamo.pk, "Where is each key kept?"), (raft.pk, ""))
+
+    def dynamo_texts(focus: Focus) -> list[str]:
+        found = retrieve_passages(papers=[dynamo, raft], question=question, focus=focus, top_k=2, mode="lexical")
+        return [ref.text for ref in found.references if ref.paper_id == dynamo.pk]
+
+    assert not any("successor nodes" in text for text in dynamo_texts(focus))
+    assert any("successor nodes" in text for text in dynamo_texts(replace(focus, lexical_queries=words)))
+
+
+def test_side_lexical_queries_cut_each_sides_own_name():
+    papers = [
+        PaperRef(1, "Dynamo: Amazon's Highly Available Key-value Store"),
+        PaperRef(2, "Bigtable: A Distributed Storage System for Structured Data"),
+    ]
+    queries = ((1, "How does Dynamo version data?"), (2, "Bigtable?"))
+    analysis = QuestionAnalysis(question="q", query="q", named_paper_ids=(1, 2), paper_queries=queries)
+    assert side_lexical_queries(analysis, papers) == ((1, "How does version data?"), (2, ""))
