@@ -1002,12 +1002,12 @@ def _named_things(question: str) -> list[str]:
 
 
 # Asked terms that name a measured quantity: "What chunk size ...", "What timeout ...".
-_MEASURES = frozenset(
-    _stem(t)
-    for t in "size sizes length count rate latency throughput timeout timeouts duration period interval percentage "
+_MEASURE_WORDS_ASKED = frozenset(
+    "size sizes length count rate latency throughput timeout timeouts duration period interval percentage "
     "fraction ratio overhead capacity bandwidth f1 accuracy precision recall score speedup load fanout "
     "threshold limit delay cost price budget memory".split()
 )
+_MEASURES = frozenset(_stem(t) for t in _MEASURE_WORDS_ASKED)
 
 
 # Measures a question's wording names only when it asks for an amount: "What does Amazon charge per
@@ -1020,10 +1020,23 @@ def answer_type(analysis: QuestionAnalysis) -> AnswerType:
     chunk size does GFS use?", which the question's wording alone does not mark as one) or it asks
     in a measure's own words (`_UNIT_MEASURES`: "What does Amazon charge ...?")."""
     if analysis.answer_type in (AnswerType.OTHER, AnswerType.ENTITY, AnswerType.DEFINITION) and (
-        any(t in _MEASURES for t in asked_terms(analysis.query)) or asked_measure(analysis.query) in _UNIT_MEASURES
+        _names_a_measure(analysis.query) or asked_measure(analysis.query) in _UNIT_MEASURES
     ):
         return AnswerType.QUANTITY
     return analysis.answer_type
+
+
+@lru_cache(maxsize=4096)
+def _names_a_measure(question: str) -> bool:
+    """Whether an asked term of *question* names a measure (`_MEASURES`), written as the measure's
+    own word: "What limitations ...?" asks for no limit, though the two share a stem."""
+    asked = set(asked_terms(question)) & _MEASURES
+    words = re.findall(r"[\w-]+", question.casefold())
+    return any(
+        _stem(word) in asked
+        and (word.removesuffix("s") in _MEASURE_WORDS_ASKED or not word.endswith(("ation", "ations")))
+        for word in words
+    )
 
 
 def analysis_for(

@@ -118,6 +118,10 @@ _QUANTITY = re.compile(
     r"\b(?:how (?:many|much|long|large|big|fast|often|small|far|high|low|quickly|frequently|deep|wide|tall|heavy|"
     r"old|well)|"
     r"at what (?:rate|size|speed|temperature|frequency|cost)|by how (?:much|many)|in what year|"
+    # "How did Grobid fare on the same evaluation?": a result, in figures; not "How does Raft
+    # perform leader election?", where the verb has an object.
+    r"how (?:did|does|do) [\w' -]{1,40}? (?:fare|perform|score|do)"
+    r"(?=\s*(?:[?.!]|$|on\b|in\b|at\b|against\b|compared\b|relative\b|with\b|when\b|under\b))|"
     r"what (?:percentage|fraction|proportion)|"
     rf"(?:what|which)(?: (?:is|are|was|were|'s))?(?: the| a| an| its| their)?"
     rf"{_NOT_AUX_WORDS}{{0,3}}? (?:{_QUANTITY_NOUNS})\b|"

@@ -1872,3 +1872,11 @@ def test_a_figure_beside_the_asked_words_fits_a_quantity_question_better_than_on
     scores = cheap_scores(candidates, analysis_for(question))
     fits = {candidate.text: score[1] for candidate, score in zip(candidates, scores, strict=True)}
     assert (fits[away], fits[beside]) == (UNATTACHED_FIT, 1.0)
+
+
+def test_limitations_are_no_limit_a_figure_answers():
+    text = "One limitation of the Zorblax study is its small sample of students from one university."
+    answer = scored_answer([reference(1, 1, text, title="Zorblax")], "What limitations does the Zorblax study have?")
+    assert answer.status == Status.ANSWERED and "small sample" in answer.text
+    limit = scored_answer([reference(1, 1, text, title="Zorblax")], "What limit does the Zorblax study set?")
+    assert limit.status == Status.NOT_STATED

@@ -150,6 +150,9 @@ def test_a_question_about_one_paper_is_no_comparison(question):
         ("Why does Chubby use coarse-grained locks?", AnswerType.MECHANISM),
         ("How well does the click table compress?", AnswerType.QUANTITY),
         ("And how does the leader replicate entries?", AnswerType.MECHANISM),
+        ("How did Grobid fare on the same evaluation?", AnswerType.QUANTITY),
+        ("How does CoreRecipe perform on S2-VL?", AnswerType.QUANTITY),
+        ("How does Raft perform leader election?", AnswerType.MECHANISM),
     ],
 )
 def test_answer_types(question, answer_type):
