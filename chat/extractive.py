@@ -707,6 +707,7 @@ _UNITS = {
     "gb": "gb", "gib": "gb", "tb": "tb", "tib": "tb", "pb": "pb",
     "kilobyte": "kb", "kilobytes": "kb", "megabyte": "mb", "megabytes": "mb", "gigabyte": "gb",
     "gigabytes": "gb", "terabyte": "tb", "terabytes": "tb", "petabyte": "pb", "petabytes": "pb",
+    "kbyte": "kb", "kbytes": "kb", "mbyte": "mb", "mbytes": "mb", "gbyte": "gb", "gbytes": "gb", "tbytes": "tb",
     "%": "%", "percent": "%", "per cent": "%",
     "x": "x", "times": "x",
     "hz": "hz", "khz": "khz", "mhz": "mhz", "ghz": "ghz",
@@ -975,7 +976,7 @@ _GENERIC_HEADS = frozenset(
     for t in "purpose role goal aim difference advantage benefit reason idea approach problem way relationship "
     "tradeoff trade-off motivation contribution result finding limitation effect impact main key kind type "
     "design mechanism method technique strategy trouble issue risk danger consequence drawback disadvantage "
-    "challenge weakness lesson outcome".split()
+    "challenge weakness lesson outcome information thing detail".split()
 )
 
 
@@ -1130,6 +1131,8 @@ _POLAR = re.compile(r"\b(?:not|no|never|only|always|cannot|must|does|do|is|are)\
 # What a quantity question measures, from its wording, checked in this order ("How many seconds"
 # asks for a time, not a count): measure -> (pattern, canonical units that fit it).
 _MEASURE_WORDS: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
+    # "In which year was Chubby first deployed?": a year, which `quantities` leaves out.
+    ("year", re.compile(r"\b(?:what|which)\s+year\b", re.IGNORECASE), frozenset()),
     (
         # "By how many percent does it cut latency?" asks for a share, not a time.
         "share",
@@ -1196,11 +1199,22 @@ _MEASURE_WORDS: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
 _BYTE_UNITS = frozenset({"b", "kb", "mb", "gb", "tb", "pb"})
 
 
+# "How much did write buffering lower the 99.9th percentile latency?": a change, told as a factor,
+# a share or an amount in the measure's unit alike.
+_CHANGE_BY = re.compile(
+    r"\bhow much (?:did|does|do|has|have|had|will|would|can|could)\b[^?]*?\b(?:lower|reduc|cut|improv|increas|"
+    r"decreas|rais|boost|shrink|shrank|speed|slow)(?:e|es|ed|s|d|ing)?\b",
+    re.IGNORECASE,
+)
+
+
 def asked_measure(question: str) -> str:
     """What quantity *question* asks for: "share" (a percentage or ratio), "temperature", "time",
     "bytes", "size" (bytes or a count), "power", "money", "count" or "" (no telling: a score, a
-    cost, a fanout)."""
+    cost, a fanout, or a change by some amount: "How much did buffering lower the latency?")."""
     question = _QUOTED_TITLE.sub(" ", question)  # "... in \u201cSleep Onset Latency ...\u201d": no time asked
+    if _CHANGE_BY.search(question):
+        return ""
     return next((name for name, pattern, _ in _MEASURE_WORDS if pattern.search(question)), "")
 
 
@@ -1302,6 +1316,8 @@ def number_attached(text: str, measure: str, asked: Collection[str], *, by_unit:
     if by_unit and measure == "" and any(q.unit for q in found):
         return True  # "How large are GFS chunks?": "64 MB" says what it measures by its unit
     spans = [(q.start, q.end) for q in found if units is None or q.unit in units]
+    if measure == "year":
+        spans = _years(text)
     if measure in ("count", ""):
         spans += [m.span() for m in _WORD_NUMBER.finditer(text)]
         spans += [(m.start(), m.start(1)) for m in _SYMBOLIC_COUNT.finditer(text)]  # the noun after it
@@ -1334,6 +1350,18 @@ def _clause_around(text: str, start: int, end: int) -> tuple[str, str]:
     return _CLAUSE_BREAK.split(text[:start])[-1], _CLAUSE_BREAK.split(text[end:])[0]
 
 
+_YEAR_WORDS = frozenset({"year", "years"})
+_YEAR = re.compile(r"(?<![\w.])(?:1[89]|20)\d\d(?![\w.])")
+
+
+def _years(text: str) -> list[tuple[int, int]]:
+    """The spans of the years *text* gives ("first deployed in 2004"), not of a count that looks
+    like one ("2000 lines of code")."""
+    return [m.span() for m in _YEAR.finditer(text) if not _counts_after(text, m.end())]
+
+
+# The length of a text: "about 400 lines long", "9 pages or 3500 words".
+_TEXT_LENGTH = re.compile(r"\b\d[\d,.]*\s+(?:lines|pages|words|characters|tokens)\b", re.IGNORECASE)
 # A time that places a moment within a run ("300 seconds into the computation") says no duration.
 _MOMENT_AFTER = re.compile(r"\s+into\b", re.IGNORECASE)
 
@@ -1347,6 +1375,8 @@ def quantity_fit(text: str, measure: str, counted: Collection[str] = ()) -> floa
     time is asked, 1.0; a time that places a moment, "300 seconds into the run", is none), 0.2
     for numbers in other units only ("1MB" for "the maximum number of znodes") or, for a count,
     fractions only ("Paper clustering 0.93 0.89" counts nothing), 0.0 for none."""
+    if measure == "year":
+        return 1.0 if _years(text) else 0.0
     found = quantities(text)
     units = next((fits for name, _, fits in _MEASURE_WORDS if name == measure), None)
     fitting = [q for q in found if units is None or q.unit in units]
@@ -1359,6 +1389,8 @@ def quantity_fit(text: str, measure: str, counted: Collection[str] = ()) -> floa
             return 1.0
     if fitting:
         return 1.0
+    if measure == "length" and _TEXT_LENGTH.search(text):
+        return 1.0  # "How long is the specification?": "It is about 400 lines long"
     if measure == "count" and counted:
         wanted = set(counted) | (_PEOPLE if _PEOPLE & set(counted) else set())
         if any(_stem(noun.casefold()) in wanted for noun in _WORD_COUNT.findall(text)):
@@ -1539,6 +1571,10 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
         # score above 0.8 is output": a bound on a number states the threshold it does not name.
         as_bound = bool(set(asked) & _BOUND_TERMS) and _BOUND.search(text) is not None
         key = set(key_stems(analysis))
+        if measure == "year":
+            # "In which year was Chubby first deployed?": the year by the words of what happened.
+            happened = [t for t in key_stems(analysis) if t not in _YEAR_WORDS]
+            return fit == 1.0 and number_attached(text, measure, happened)
         if measure in ("count", ""):
             # A bare number says nothing of what it counts: it must stand by the asked thing's words.
             near = near and number_attached(text, measure, asked) and states_rate(text, analysis.query)

@@ -247,6 +247,8 @@ def test_cjk_sentences_are_split_on_their_own_punctuation():
 def test_a_number_reads_the_same_with_or_without_a_space_before_its_unit():
     assert quantities("300 ms") == quantities("300ms") == quantities("300 milliseconds") == [Quantity(300, 300, "ms")]
     assert quantities("64MB") == [Quantity(64, 64, "mb")]
+    assert quantities("a limit on file size (256kBytes)") == quantities("256 KBytes") == [Quantity(256, 256, "kb")]
+    assert quantities("a single 1.5MByte file") == [Quantity(1.5, 1.5, "mb")]
 
 
 def test_a_thousands_or_millions_suffix_is_part_of_the_number():
@@ -834,6 +836,8 @@ def test_comparing_the_two_papers_of_a_two_paper_project_with_evidence_from_one_
         ("How long did the sort take?", "time"),
         ("How much does it cost per month to run a ZooKeeper ensemble?", "money"),
         ("What does a chunkserver's failure cost the cluster?", ""),
+        # A change: by a factor, a share or an amount in the measure's unit alike.
+        ("How much did write buffering lower the 99.9th percentile latency?", ""),
     ],
 )
 def test_a_quantity_question_says_what_it_measures(question, measure):
@@ -1880,3 +1884,29 @@ def test_limitations_are_no_limit_a_figure_answers():
     assert answer.status == Status.ANSWERED and "small sample" in answer.text
     limit = scored_answer([reference(1, 1, text, title="Zorblax")], "What limit does the Zorblax study set?")
     assert limit.status == Status.NOT_STATED
+
+
+def test_how_long_a_text_is_is_told_in_lines_pages_or_words():
+    text = "The Zorblax specification is written in TLA+. It is about 400 lines long and checked by TLC."
+    answer = scored_answer([reference(1, 1, text, title="Zorblax")], "How long is the Zorblax TLA+ specification?")
+    assert answer.status == Status.ANSWERED and "400 lines" in answer.text
+    assert quantity_fit("It is about 400 lines long.", "length") == 1.0
+    assert quantity_fit("It is about 400 lines long.", "time") < 1.0
+
+
+def test_a_what_information_question_is_stated_without_the_word_information():
+    text = "With this optimization, a Zorblax acceptor needs to remember only the highest-numbered proposal."
+    question = "What is the only information a Zorblax acceptor needs to remember?"
+    assert scored_answer([reference(1, 1, text, title="Zorblax")], question).status == Status.ANSWERED
+
+
+def test_a_year_question_is_answered_by_a_year_beside_what_happened_not_by_another_figure():
+    question = "In which year was Zorblax first deployed inside the company?"
+    assert asked_measure(question) == "year"
+    dated = "Zorblax was first deployed inside the company in 2004, serving one team."
+    answer = scored_answer([reference(1, 1, dated, title="Zorblax")], question)
+    assert answer.status == Status.ANSWERED and "in 2004" in answer.text
+    sized = "We introduced a limit on file size (256kBytes) after Zorblax was deployed inside the company."
+    assert scored_answer([reference(1, 1, sized, title="Zorblax")], question).status == Status.NOT_STATED
+    code = "The first Zorblax deployment inside the company took 2000 lines of code."
+    assert scored_answer([reference(1, 1, code, title="Zorblax")], question).status == Status.NOT_STATED
