@@ -105,7 +105,11 @@ _NO_STOP_AFTER = ("e.g.", "i.e.", " al.", " cf.", " vs.", "Fig.", " Eq.", " No."
 _ABBREVIATIONS = "".join(rf"(?<!{re.escape(abbreviation)})" for abbreviation in _NO_STOP_AFTER)
 # A bullet ("• Vocab: ...") opens a new sentence wherever the text layer ran it on.
 _BULLETS = "\u2022\u25e6\u25aa\u2023\u2043"
-_SPLIT = re.compile(rf"(?<=[.!?]){_ABBREVIATIONS}\s+(?=[A-Z(\[]|\d+[A-Z])|(?<=[{_CJK_STOPS}])|\s+(?=[{_BULLETS}]\s)")
+# A sentence ends at a stop, or at a footnote mark right after one ("... or Wiktionary.6 The extraction ...").
+_SPLIT = re.compile(
+    rf"(?<=[.!?]){_ABBREVIATIONS}\s+(?=[A-Z(\[]|\d+[A-Z])|(?<=[a-z][.!?]\d)\s+(?=[A-Z][a-z])|"
+    rf"(?<=[a-z][.!?]\d\d)\s+(?=[A-Z][a-z])|(?<=[{_CJK_STOPS}])|\s+(?=[{_BULLETS}]\s)"
+)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _HEADER = "Extractive answer (sentences quoted from the papers; no chat model is configured):"
 
@@ -418,6 +422,10 @@ _FOOTNOTE_NUMBER = re.compile(
 )
 
 
+# A stop, or a stop with a footnote mark after it ("... or Wiktionary.6").
+_SENTENCE_END = re.compile(r"[.!?]$|(?<=[a-z][.!?])\d{1,2}$")
+
+
 def is_quotable(text: str, *, acknowledgements: bool = False) -> bool:
     """A whole prose sentence: starts with a capital (or bracket), ends with a stop, mostly letters
     (not a table row), not a bibliography entry, not a footnote glued to its number ("2We ...") nor
@@ -429,7 +437,7 @@ def is_quotable(text: str, *, acknowledgements: bool = False) -> bool:
         return MIN_CJK_CHARS <= len(text) <= MAX_SENTENCE_CHARS and text[-1] in _CJK_STOPS + ".!?"
     if not MIN_SENTENCE_CHARS <= len(text) <= MAX_SENTENCE_CHARS:
         return False
-    if not (text[0].isupper() or text[0] in "([") or text[-1] not in ".!?":
+    if not (text[0].isupper() or text[0] in "([") or not _SENTENCE_END.search(text):
         return False
     letters = sum(ch.isalpha() for ch in text)
     digits = sum(ch.isdigit() for ch in text)
@@ -955,13 +963,19 @@ def _asked_phrases(question: str, patterns: Sequence[re.Pattern[str]]) -> Iterat
 _QUOTED_TITLE = re.compile(r"\u201c[^\u201d]*\u201d")
 
 
+def asked_phrase(question: str) -> list[str]:
+    """The terms of the phrase naming what *question* asks for (see `asked_terms`), [] when it has
+    none ("How often does the master write checkpoints?")."""
+    question = _QUOTED_TITLE.sub(" ", question)
+    return next((f for f in _asked_phrases(question, (_HOW_MANY_X, _WHAT_X, _WHAT_AUX_X, _WHICH_X)) if f), [])
+
+
 def asked_terms(question: str) -> list[str]:
     """The terms naming the thing a question asks about: the words after "how many/much" or between
     "what" and its verb ("What chunk size does GFS use?" -> chunk, size), or after "what is the"
     ("What is the F1 of ..." -> f1); else every content term. Stemmed (see `terms`). A title in
     quotes is left out."""
-    question = _QUOTED_TITLE.sub(" ", question)
-    found = next((f for f in _asked_phrases(question, (_HOW_MANY_X, _WHAT_X, _WHAT_AUX_X, _WHICH_X)) if f), None)
+    found = asked_phrase(question)
     if found:
         return found
     # "How deep does the crawler crawl?" asks for a depth.
@@ -1505,11 +1519,11 @@ def _asked_thing_terms(query: str) -> tuple[str, ...]:
 _WHO_DID = re.compile(r"^\s*(?:and\s+)?who\s+(?P<verb>[a-z]{3,}(?:ed|s)|ran|led|wrote|built|made|paid|gave)\b", re.I)
 
 
-# "What initial timeout, in milliseconds, ...?", "At what size, in megabytes, ...?": the unit the
-# figure is asked in, which the question's asked terms then leave out.
+# "What initial timeout, in milliseconds, ...?", "At what size, in megabytes, ...?", "How many
+# petabytes ...?": the unit the figure is asked in, which the question's asked terms then leave out.
 _UNIT_ASKED = re.compile(
-    r"\b(?:in|(?:measured|expressed|given)\s+in)\s+(?P<unit>(?:milli|micro|nano)?seconds|minutes|hours|days|"
-    r"(?:kilo|mega|giga|tera)?bytes|[KMGT]B|ms)\b",
+    r"\b(?:in|(?:measured|expressed|given)\s+in|how\s+many)\s+(?P<unit>(?:milli|micro|nano)?seconds|minutes|hours|"
+    r"days|(?:kilo|mega|giga|tera|peta)?bytes|[KMGTP]B|ms)\b",
     re.IGNORECASE,
 )
 # "What value of alpha (the Greek letter) does Lamport recommend?", "What value of Q do production
@@ -1560,8 +1574,17 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
         if unit is not None and measure in ("time", "bytes", "size", "length"):
             # "What initial timeout, in milliseconds, does a leader use?" is not answered by "the
             # lease period could be 10 seconds": a figure in the asked unit, by the asked thing's words.
-            measured = [t for t in asked if t not in terms(unit["unit"])] or list(key_stems(analysis))
-            return fit == 1.0 and number_attached(text, measure, measured)
+            measured = [t for t in asked_phrase(analysis.query) if t not in terms(unit["unit"])]
+            if measured:
+                return fit == 1.0 and number_attached(text, measure, measured)
+            # No asked thing ("How often, in seconds, does the master write checkpoints?"): two of
+            # the question's terms by the figure, not one that happens to be there ("All of the
+            # writes finish about 850 seconds into the computation"); one in a line too short for
+            # more (a table row, "Dedupe 41 Minutes").
+            key = [t for t in key_stems(analysis) if t not in terms(unit["unit"])]
+            beside = sum(number_attached(text, measure, [t]) for t in key)
+            wanted = 1 if len(text.split()) <= 2 * _ATTACHMENT_WORDS else min(2, len(key))
+            return fit == 1.0 and beside >= wanted
         # "At what temperature are the oxides synthesised?" is answered by "... at 350 degrees
         # Celsius": a number in the unit of the measure asked for stands for the measure's name.
         in_its_unit = measure in ("time", "length", "bytes", "power", "temperature") and fit == 1.0

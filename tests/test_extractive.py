@@ -1910,3 +1910,45 @@ def test_a_year_question_is_answered_by_a_year_beside_what_happened_not_by_anoth
     assert scored_answer([reference(1, 1, sized, title="Zorblax")], question).status == Status.NOT_STATED
     code = "The first Zorblax deployment inside the company took 2000 lines of code."
     assert scored_answer([reference(1, 1, code, title="Zorblax")], question).status == Status.NOT_STATED
+
+
+def test_a_figure_asked_in_a_unit_with_no_asked_thing_stands_by_two_of_the_questions_terms():
+    question = "How often, in seconds, does the Zorblax master write checkpoints?"
+    elsewhere = "All of the writes finish about 850 seconds into the Zorblax computation."
+    assert scored_answer([reference(1, 1, elsewhere, title="Z")], question).status == Status.NOT_STATED
+    stated = "The Zorblax master writes checkpoints every 30 seconds to its local disk."
+    assert scored_answer([reference(1, 1, stated, title="Z")], question).status == Status.ANSWERED
+
+
+def test_how_many_of_a_unit_asks_for_a_figure_in_that_unit_by_the_asked_thing():
+    question = "How many petabytes of data does Zorblax store across all of its instances?"
+    small = "Zorblax targets applications that store objects that are relatively small (usually less than 1 MB)."
+    assert scored_answer([reference(1, 1, small, title="Z")], question).status == Status.NOT_STATED
+    stated = "Across all of its instances, Zorblax stores about 3 PB of data for its clients."
+    assert scored_answer([reference(1, 1, stated, title="Z")], question).status == Status.ANSWERED
+
+
+def test_a_sentence_ends_at_a_footnote_mark_after_its_stop():
+    text = (
+        "Zorblax links these terms to definitions from the medical thesaurus or Wiktionary.6 The extraction "
+        "and linking process led to many false positives, so we filter terms by frequency."
+    )
+    assert [s.text for s in candidate_sentences([reference(1, 1, text)])] == [
+        "Zorblax links these terms to definitions from the medical thesaurus or Wiktionary.6",
+        "The extraction and linking process led to many false positives, so we filter terms by frequency.",
+    ]
+    assert not is_quotable("Zorblax links these terms to definitions from the thesaurus in version 2")
+
+
+def test_a_table_row_under_a_unit_header_answers_a_how_many_units_question():
+    question = "How many minutes does Zorbdupe need per million records?"
+    refs = [
+        reference(
+            1,
+            1,
+            "Table 4: Running time per million records.\nSystem Minutes\nMarlin 12\nZorbdupe 41\nMagellan 55",
+            title="R",
+        )
+    ]
+    answer = scored_answer(refs, question)
+    assert answer.status == Status.ANSWERED and "Zorbdupe 41" in answer.text
