@@ -1581,9 +1581,9 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
             # the question's terms by the figure, not one that happens to be there ("All of the
             # writes finish about 850 seconds into the computation"); one in a line too short for
             # more (a table row, "Dedupe 41 Minutes").
-            key = [t for t in key_stems(analysis) if t not in terms(unit["unit"])]
-            beside = sum(number_attached(text, measure, [t]) for t in key)
-            wanted = 1 if len(text.split()) <= 2 * _ATTACHMENT_WORDS else min(2, len(key))
+            others = [t for t in key_stems(analysis) if t not in terms(unit["unit"])]
+            beside = sum(number_attached(text, measure, [t]) for t in others)
+            wanted = 1 if len(text.split()) <= 2 * _ATTACHMENT_WORDS else min(2, len(others))
             return fit == 1.0 and beside >= wanted
         # "At what temperature are the oxides synthesised?" is answered by "... at 350 degrees
         # Celsius": a number in the unit of the measure asked for stands for the measure's name.

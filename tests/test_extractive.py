@@ -1912,19 +1912,25 @@ def test_a_year_question_is_answered_by_a_year_beside_what_happened_not_by_anoth
     assert scored_answer([reference(1, 1, code, title="Zorblax")], question).status == Status.NOT_STATED
 
 
-def test_a_figure_asked_in_a_unit_with_no_asked_thing_stands_by_two_of_the_questions_terms():
-    question = "How often, in seconds, does the Zorblax master write checkpoints?"
-    elsewhere = "All of the writes finish about 850 seconds into the Zorblax computation."
+@pytest.mark.parametrize(
+    ("question", "elsewhere", "stated"),
+    [
+        # No asked thing: the figure stands by two of the question's terms.
+        (
+            "How often, in seconds, does the Zorblax master write checkpoints?",
+            "All of the writes finish about 850 seconds into the Zorblax computation.",
+            "The Zorblax master writes checkpoints every 30 seconds to its local disk.",
+        ),
+        # "How many <unit>" asks in that unit, by the asked thing.
+        (
+            "How many petabytes of data does Zorblax store across all of its instances?",
+            "Zorblax targets applications that store objects that are relatively small (usually less than 1 MB).",
+            "Across all of its instances, Zorblax stores about 3 PB of data for its clients.",
+        ),
+    ],
+)
+def test_a_figure_asked_in_a_unit_stands_by_what_the_question_asks_about(question, elsewhere, stated):
     assert scored_answer([reference(1, 1, elsewhere, title="Z")], question).status == Status.NOT_STATED
-    stated = "The Zorblax master writes checkpoints every 30 seconds to its local disk."
-    assert scored_answer([reference(1, 1, stated, title="Z")], question).status == Status.ANSWERED
-
-
-def test_how_many_of_a_unit_asks_for_a_figure_in_that_unit_by_the_asked_thing():
-    question = "How many petabytes of data does Zorblax store across all of its instances?"
-    small = "Zorblax targets applications that store objects that are relatively small (usually less than 1 MB)."
-    assert scored_answer([reference(1, 1, small, title="Z")], question).status == Status.NOT_STATED
-    stated = "Across all of its instances, Zorblax stores about 3 PB of data for its clients."
     assert scored_answer([reference(1, 1, stated, title="Z")], question).status == Status.ANSWERED
 
 
