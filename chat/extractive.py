@@ -1101,6 +1101,10 @@ _NAME = re.compile(r"\b[A-Z][a-z]*[A-Z0-9][\w-]*\b|\b[A-Z][a-z]{2,}(?:\s+[A-Z][a
 _ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]{2,}\b")
 # A capitalised word inside a sentence, after a lower-case word or a comma: a name ("implemented in
 # Java", "built on Hadoop"), where a sentence's first word is capitalised whatever it is.
+# "In which programming language ...?", "Under which licence ...?": a preposition before the question word.
+_PREPOSITION_FIRST = re.compile(r"^\W*(?P<prep>in|on|under|with|from|by)\s+(?:which|what)\b", re.IGNORECASE)
+# A function or call named in code style: "getData()", "exists()", "sync()".
+_CALL = re.compile(r"\b[a-z][a-zA-Z0-9_]*(?=\(\))")
 _MID_NAME = re.compile(r"(?<=[a-z,;(]\s)[A-Z][a-z]{2,}\b")
 
 
@@ -1108,7 +1112,7 @@ def names_in(text: str) -> list[str]:
     """The names *text* uses: mixed-case words and capitalised word runs (`_NAME`: "PaperMage",
     "Paper Plain"), acronyms ("GROBID") and capitalised words inside a sentence ("in Java"), except
     the words that label a part of a paper ("Table", "Section") or a date ("May")."""
-    found = _NAME.findall(text) + _ACRONYM.findall(text) + _MID_NAME.findall(text)
+    found = _NAME.findall(text) + _ACRONYM.findall(text) + _MID_NAME.findall(text) + _CALL.findall(text)
     return [
         name
         for name in dict.fromkeys(found)
@@ -1631,6 +1635,15 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
             phrase = set(asked_terms(analysis.query))  # the asked phrase, or every term when there is none
             rest = {t.removesuffix("s") for t in key - set(thing) - (phrase if key - phrase else set())}
             said = {t.removesuffix("s") for t in text_terms}  # "PDFs" where the sentence says "PDF"
+            lead = _PREPOSITION_FIRST.match(analysis.query)
+            if lead is not None:
+                # "In which programming language are the components implemented?": the name comes
+                # after that preposition ("implemented in Java"), not anywhere ("... the file system API").
+                new_names = [n for n in names_in(text) if _stem(n.casefold()) not in question_words]
+                new_name = any(
+                    re.search(rf"\b{lead['prep']}\s+(?:the\s+|a\s+|an\s+)?{re.escape(n)}", text, re.IGNORECASE)
+                    for n in new_names
+                )
             return new_name and len(rest & said) >= min(2, len(rest))
         return new_name and (near or len(key & text_terms) >= min(2, len(key)))
     if _WHY.search(analysis.query) and not _REASON.search(text):
@@ -1638,7 +1651,25 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
     head = asked_head(analysis.query) if kind in (AnswerType.OTHER, AnswerType.DEFINITION) else ""
     # "Under which open-source license ...?" is not stated by "... used as an input source ...":
     # a sentence naming the asked thing's modifier alone does not name the thing.
-    return head in text_terms if head else near
+    if head:
+        return head in text_terms
+    phrase = asked_phrase(analysis.query)
+    if kind == AnswerType.OTHER and phrase and phrase[-1] in _GENERIC_HEADS:
+        # "What trouble can removed servers cause?" is stated by "... they can still start new
+        # elections": the asked phrase names no thing ("trouble"); the question's other terms do.
+        rest = set(key_stems(analysis)) - set(phrase)
+        return phrase[-1] in text_terms or len(rest & text_terms) >= min(2, len(rest))
+    return near
+
+
+# "How well does the raw click table compress?", "How fast does Zorblax recover after a crash?":
+# a measure of what the subject does, the verb the question ends on (before a phrase of place,
+# time or comparison).
+_HOW_WELL = re.compile(
+    r"^\W*(?:and\s+)?how\s+(?:well|fast|quickly|efficiently|accurately)\s+(?:does|do|did|can|could|will|would)\s+"
+    r"[\w' -]+?\s(?P<verb>[a-z]{3,})\s*(?=[?.!]|$|(?:in|on|at|for|with|under|when|after|before|than|compared)\b)",
+    re.IGNORECASE,
+)
 
 
 def _type_match(text: str, analysis: QuestionAnalysis, question_terms: set[str], asked: Sequence[str]) -> float:
@@ -1649,6 +1680,9 @@ def _type_match(text: str, analysis: QuestionAnalysis, question_terms: set[str],
     if kind == AnswerType.QUANTITY:
         measure = asked_measure(analysis.query)
         fit = quantity_fit(text, measure, asked)
+        action = _HOW_WELL.match(analysis.query)
+        # "How well does the raw click table compress?": the figure goes with compressing.
+        asked = [_stem(action["verb"].casefold())] if action is not None else asked
         if fit == 1.0 and not number_attached(text, measure, asked, by_unit=False):
             # "This table compresses to 14% of its original size." for "How well does the raw click
             # table compress?" beats "The raw click table (~200 TB) maintains a row per session.":

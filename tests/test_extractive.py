@@ -1866,18 +1866,6 @@ def test_the_value_of_a_symbol_is_stated_only_where_the_symbol_is_given_a_value(
     assert answer.status == Status.ANSWERED and "to 10" in answer.text
 
 
-def test_a_figure_beside_the_asked_words_fits_a_quantity_question_better_than_one_elsewhere():
-    from chat.extractive import UNATTACHED_FIT, cheap_scores
-
-    question = "How well does the Zorblax click table compress?"
-    away = "The Zorblax click table keeps one row for each end-user session, and it serves about 200 websites."
-    beside = "This Zorblax table compresses to 14% of its original size on disk."
-    candidates = candidate_sentences([reference(1, 1, away, title="Z"), reference(2, 1, beside, title="Z")])
-    scores = cheap_scores(candidates, analysis_for(question))
-    fits = {candidate.text: score[1] for candidate, score in zip(candidates, scores, strict=True)}
-    assert (fits[away], fits[beside]) == (UNATTACHED_FIT, 1.0)
-
-
 def test_limitations_are_no_limit_a_figure_answers():
     text = "One limitation of the Zorblax study is its small sample of students from one university."
     answer = scored_answer([reference(1, 1, text, title="Zorblax")], "What limitations does the Zorblax study have?")
@@ -1927,9 +1915,21 @@ def test_a_year_question_is_answered_by_a_year_beside_what_happened_not_by_anoth
             "Zorblax targets applications that store objects that are relatively small (usually less than 1 MB).",
             "Across all of its instances, Zorblax stores about 3 PB of data for its clients.",
         ),
+        # A generic asked thing ("trouble"): the question's other terms say what is asked.
+        (
+            "What trouble can Zorblax servers cause after they have been removed from the configuration?",
+            "Zorblax keeps a log of every write request on each machine.",
+            "If removed Zorblax servers do not know it, they can still start new elections and disrupt the cluster.",
+        ),
+        # "In which ...?": a name after that preposition.
+        (
+            "In which programming language are the Zorblax master and chunkserver implemented?",
+            "Zorblax client code implements the file system API and talks to the master and chunkservers.",
+            "The Zorblax master and chunkserver are implemented in Java and run on commodity machines.",
+        ),
     ],
 )
-def test_a_figure_asked_in_a_unit_stands_by_what_the_question_asks_about(question, elsewhere, stated):
+def test_a_sentence_states_what_is_asked_only_where_it_says_that_thing(question, elsewhere, stated):
     assert scored_answer([reference(1, 1, elsewhere, title="Z")], question).status == Status.NOT_STATED
     assert scored_answer([reference(1, 1, stated, title="Z")], question).status == Status.ANSWERED
 
@@ -1958,3 +1958,19 @@ def test_a_table_row_under_a_unit_header_answers_a_how_many_units_question():
     ]
     answer = scored_answer(refs, question)
     assert answer.status == Status.ANSWERED and "Zorbdupe 41" in answer.text
+
+
+def test_calls_named_in_code_style_are_names():
+    assert {"getData", "exists"} <= set(names_in("The read operations are getData(), getChildren(), and exists()."))
+
+
+def test_how_well_a_thing_does_something_is_a_figure_beside_its_verb():
+    from chat.extractive import UNATTACHED_FIT, cheap_scores
+
+    question = "How well does the Zorblax click table compress?"
+    size = "The Zorblax click table (about 200 TB) keeps a row for each session of each user."
+    ratio = "This Zorblax table compresses to 14% of its original size on disk."
+    candidates = candidate_sentences([reference(1, 1, size, title="Z"), reference(2, 1, ratio, title="Z")])
+    scores = cheap_scores(candidates, analysis_for(question))
+    fits = {candidate.text: score[1] for candidate, score in zip(candidates, scores, strict=True)}
+    assert (fits[size], fits[ratio]) == (UNATTACHED_FIT, 1.0)
