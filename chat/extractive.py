@@ -1653,12 +1653,12 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
     # a sentence naming the asked thing's modifier alone does not name the thing.
     if head:
         return head in text_terms
-    phrase = asked_phrase(analysis.query)
-    if kind == AnswerType.OTHER and phrase and phrase[-1] in _GENERIC_HEADS:
+    asked_words = asked_phrase(analysis.query)
+    if kind == AnswerType.OTHER and asked_words and asked_words[-1] in _GENERIC_HEADS:
         # "What trouble can removed servers cause?" is stated by "... they can still start new
         # elections": the asked phrase names no thing ("trouble"); the question's other terms do.
-        rest = set(key_stems(analysis)) - set(phrase)
-        return phrase[-1] in text_terms or len(rest & text_terms) >= min(2, len(rest))
+        others = set(key_stems(analysis)) - set(asked_words)
+        return asked_words[-1] in text_terms or len(others & text_terms) >= min(2, len(others))
     return near
 
 
