@@ -1657,8 +1657,8 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
     if kind == AnswerType.OTHER and asked_words and asked_words[-1] in _GENERIC_HEADS:
         # "What trouble can removed servers cause?" is stated by "... they can still start new
         # elections": the asked phrase names no thing ("trouble"); the question's other terms do.
-        others = set(key_stems(analysis)) - set(asked_words)
-        return asked_words[-1] in text_terms or len(others & text_terms) >= min(2, len(others))
+        unasked = set(key_stems(analysis)) - set(asked_words)
+        return asked_words[-1] in text_terms or len(unasked & text_terms) >= min(2, len(unasked))
     return near
 
 
