@@ -254,6 +254,28 @@ def named_subject(question: str, papers: Sequence[PaperRef] = ()) -> str | None:
     return match["name"]
 
 
+# "How does Paper Plain generate section gists?": the plural object of a how-question's verb.
+_HOW_OBJECT = re.compile(
+    r"^how\s+(?:does|do|did|can|could|would|will)\s+[\w' -]+?\s+(?P<verb>[a-z]{3,})\s+(?:the\s+|its\s+|their\s+)?"
+    r"(?P<thing>(?:[a-z][\w-]*\s+)?[a-z][\w-]*[^s\W]s)\s*[?.!]*$",
+    re.IGNORECASE,
+)
+
+
+def how_object(question: str, papers: Sequence[PaperRef] = ()) -> str | None:
+    """The plural things a "how does X <verb> <things>?" question is about ("How does Paper Plain
+    generate section gists?" -> "section gists"): what a follow-up's "they"/"them" are ("Were they
+    accurate?"). None for another form, or things that name a paper."""
+    match = _HOW_OBJECT.match(_without_lead_in(question))
+    if match is None or mentions(match["thing"], papers) or match["verb"].casefold() in _NOT_A_VERB:
+        return None
+    return match["thing"]
+
+
+# Words that end a how-question's subject without being its verb.
+_NOT_A_VERB = frozenset("and or of the a an in on for with".split())
+
+
 def measured_subject(question: str, papers: Sequence[PaperRef] = ()) -> str | None:
     """The subject a "how <adjective> is the X ...?" question measures ("How large is the raw
     click table that Google Analytics keeps?" -> "raw click table"): what a follow-up's "it" is
@@ -709,8 +731,8 @@ _PAPER_REFERENCE = re.compile(
     rf"\bthe\s+(?:(?P<ord>first|second|third|fourth|fifth|last)\s+{_PAPER_NOUN}"
     rf"|(?P<pair>former|latter)(?:\s+{_PAPER_NOUN})?"
     rf"|other(?:\s+{_PAPER_NOUN}|(?=\s*(?:[?.!,]|$))|(?=\s+{_VERB_AFTER}\b)))"
-    r"|\b(?P<group>both of them|both papers|both systems|the two(?: papers| systems)?|each of them|they|them|"
-    r"their)\b",
+    r"|\b(?P<group>both of them|both papers|both systems|the two(?: papers| systems)?|each of them|which one|"
+    r"which of the two|they|them|their)\b",
     re.IGNORECASE,
 )
 _AUXILIARY_IT = r"\b(does|do|did|is|was|can|could|would|will|should|has)\s+it\b(?!\s*[?.!]*\s*$)"
@@ -734,6 +756,9 @@ _RESEARCH_VERBS = (
 )
 _THING_THEY = re.compile(
     r"\bof\s+them\b|\bthey(?=\s+(?:are|were)\b)|\b(?:are|were)\s+they\b"
+    # "How did participants rate them?": "them" as the object of a verb done to things.
+    r"|\b(?!(?:of|ask|asked|tell|told|pay|paid|give|gave|recruit|recruited|interview|interviewed|thank|thanked|"
+    r"let|help|helped)\b)[a-z]{3,}\s+them\b"
     rf"|\b(?:do|can|will|would)\s+they(?=\s+(?!(?:{_RESEARCH_VERBS})\b)[a-z]+\b)",
     re.IGNORECASE,
 )
@@ -993,7 +1018,8 @@ def _resolve_references(
     referred: list[int] = []
     group = False
     names_own = bool(named_papers(question, papers)) or bool(_OWN_PAPERS.search(question))
-    things = thing if thing and re.search(r"[^s]s$", thing) and len(previous.focus) <= 1 else None
+    plural = thing or how_object(previous.query, papers)  # "Were they accurate?": the section gists
+    things = plural if plural and re.search(r"[^s]s$", plural) and len(previous.focus) <= 1 else None
 
     def pick(match: re.Match[str]) -> str:
         nonlocal group
@@ -1040,6 +1066,8 @@ def _resolve_references(
             return match.group(0)
         referred.extend(pid for pid in chosen if pid not in referred)
         name = _names(chosen, papers)
+        if match.group(0).casefold() in ("which one", "which of the two"):
+            return f"{match.group(0)[0]}hich of {name}"  # "Which one is simpler?": which of Raft and Paxos
         return f"{name}'s" if match.group(0).casefold() == "their" else name
 
     text = _PAPER_REFERENCE.sub(pick, question)
@@ -1167,6 +1195,12 @@ _AND_NAME = re.compile(
     r"^\s*(?:and|what about|how about)\s+(?:the\s+)?(?P<name>(?-i:[A-Z][\w-]*)(?:\s+(?-i:[A-Z][\w-]*))?)\s*[?.!]*\s*$",
     re.IGNORECASE,
 )
+# "... differ in leader election?": the phrase a question closes on, after its preposition.
+_CLOSING_PHRASE = re.compile(
+    r"\b(?:in|of|for|on|about|during|with|to)\s+(?:the\s+)?(?P<phrase>(?-i:[a-z])[\w-]*(?:\s+(?-i:[a-z])[\w-]*){0,3})"
+    r"\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
 # "How many did they use?": a count that does not say of what.
 _BARE_HOW_MANY = re.compile(
     r"^\s*(?:(?:and|so)\s+)?how\s+many(?=\s+(?:did|do|does|were|are|was|is|have|has|had|will|would|can)\b)",
@@ -1223,9 +1257,9 @@ _DEMONSTRATIVE = re.compile(rf"\b(?:those|these)\s+(?!{_PAPERS_NOUN}\b|authors\b
 # read", it opens a relative clause).
 _POINTED = re.compile(
     r"(?:^\s*|\b(?:on|in|of|for|with|from|by|at|about|to|into|under|during|after|before|did|does|do|is|was|"
-    r"are|were|can|could|would|will|has|have|had|and)\s+)(?P<pointer>that|this)\s+(?P<same>same\s+)?"
+    r"are|were|can|could|would|will|has|have|had|and|why)\s+)(?P<pointer>that|this)\s+(?P<same>same\s+)?"
     r"(?!(?:is|was|are|were|does|do|did|has|have|had|can|could|would|will|should|means|seems|happens)\b)"
-    r"(?:(?-i:[a-z])[\w-]*\s+){0,2}?(?P<head>(?-i:[a-z])[\w-]{2,})\b(?=\s*(?:[?.!,]|$|(?:end|up|be|get|work|"
+    r"(?:(?-i:[a-z])[\w-]*\s+){0,2}?(?P<head>(?-i:[a-z])[\w-]{2,})\b(?=\s*(?:[?.!,]|$|(?:end|be|get|work|"
     r"remove|removed|compare|differ|take|took|fare|cost|use|used|mean|do|did|does|at|in|on|for|of|with|to|from)\b))",
     re.IGNORECASE,
 )
@@ -1265,13 +1299,23 @@ def _continues(question: str, before: str, papers: Sequence[PaperRef]) -> bool:
     )
 
 
-def _the_pointed(question: str) -> str:
+def _the_pointed(question: str, thing: str | None = None) -> str:
     """*question* with its pointing "those"/"these"/"that"/"this" read as "the" ("How many did that
-    language filter remove?" -> "How many did the language filter remove?")."""
+    language filter remove?" -> "How many did the language filter remove?"); a pointed word that
+    only stands for what the previous question asked for ("Why that value?") becomes that *thing*
+    ("Why the lease duration?")."""
     question = _DEMONSTRATIVE.sub("the ", question)
     for match in reversed(list(_POINTED.finditer(question))):
-        question = question[: match.start("pointer")] + "the" + question[match.end("pointer") :]
+        between = question[match.end("pointer") : match.start("head")].split()
+        if thing and match["head"].casefold() in _STAND_INS and between in ([], ["same"]):
+            question = question[: match.start("pointer")] + f"the {thing}" + question[match.end("head") :]
+        else:
+            question = question[: match.start("pointer")] + "the" + question[match.end("pointer") :]
     return question
+
+
+# Words that point at what was asked without naming it: "that value", "this number".
+_STAND_INS = frozenset("value values number numbers figure figures choice setting amount one thing".split())
 
 
 # "What's the equivalent rule on the ZooKeeper side?", "What is its counterpart in Raft?": the
@@ -1322,7 +1366,7 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
         earlier = _resolve(previous_question.text, history[:index], papers, depth + 1)
         if not earlier.focus:
             return standalone
-        query = _the_pointed(question.strip())
+        query = _the_pointed(question.strip(), asked_thing(previous_question.text, papers))
         used = _VERB_OBJECT_IT.search(query)
         if used is not None and len(earlier.focus) == 1:  # "... kept using it?": the paper's system
             query = query[: used.start("it")] + _names(earlier.focus, papers) + query[used.end("it") :]
@@ -1351,9 +1395,16 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
         query = re.sub(rf"\b{re.escape(name_before)}\b", other_name["name"], previous.query, count=1)
         return _Resolved(query=query, focus=previous.focus, pool=previous.pool, comparison=previous.comparison)
     other_thing = _WHAT_ABOUT_THING.match(question)
-    if other_thing is not None and thing and not named_here:
-        # "What about its precision?" after "What recall does S2ORC's citation linking reach?"
-        query = re.sub(rf"\b{re.escape(thing)}\b", other_thing["thing"], previous.query, count=1)
+    closing = _CLOSING_PHRASE.search(previous.query) if other_thing is not None and not thing else None
+    if other_thing is not None and (thing or closing) and not named_here:
+        # "What about its precision?" after "What recall does S2ORC's citation linking reach?";
+        # "What about log replication?" after "How do Raft and Paxos differ in leader election?"
+        if thing:
+            query = re.sub(rf"\b{re.escape(thing)}\b", other_thing["thing"], previous.query, count=1)
+        else:
+            assert closing is not None
+            before, after = previous.query[: closing.start("phrase")], previous.query[closing.end("phrase") :]
+            query = before + other_thing["thing"] + after
         return _Resolved(query=query, focus=previous.focus, pool=previous.pool, comparison=previous.comparison)
     bare_count = _BARE_HOW_MANY.match(question)
     if bare_count is not None and thing and re.search(r"[^s]s$", thing):

@@ -1041,3 +1041,41 @@ def test_they_after_a_plural_noun_of_the_same_question_is_that_noun_and_their_th
     # Without a study's people, "their" is still the paper's.
     authors = analyse("What is their leader election timeout?", MEMBERSHIP)
     assert authors.query == "What is Raft's leader election timeout?"
+
+
+@pytest.mark.parametrize(
+    ("previous", "follow_up", "query"),
+    [
+        # "they"/"them": the things a how-question's verb was done to.
+        (
+            ("How does Chubby generate lock sequencers?", (CHUBBY.paper_id,)),
+            "Were they accurate?",
+            "Were the lock sequencers accurate in Chubby?",
+        ),
+        (
+            ("How does Chubby generate lock sequencers?", (CHUBBY.paper_id,)),
+            "How do servers check them?",
+            "How do servers check the lock sequencers in Chubby?",
+        ),
+        # "that value" stands for what the previous question asked for.
+        (
+            ("What lease duration does Chubby use?", (CHUBBY.paper_id,)),
+            "Why that value?",
+            "Why the lease duration in Chubby?",
+        ),
+        # "which one" of two compared papers.
+        (
+            ("How do Raft and Paxos differ in leader election?", (RAFT.paper_id, PAXOS.paper_id)),
+            "Which one is simpler?",
+            "Which of Raft and Paxos is simpler?",
+        ),
+        # "What about X?" after a question with no asked thing: X in place of its closing phrase.
+        (
+            ("How do Raft and Paxos differ in leader election?", (RAFT.paper_id, PAXOS.paper_id)),
+            "What about log replication?",
+            "How do Raft and Paxos differ in log replication?",
+        ),
+    ],
+)
+def test_follow_ups_name_the_things_papers_and_topics_they_point_at(previous, follow_up, query):
+    assert analyse(follow_up, previous).query == query
