@@ -1563,27 +1563,45 @@ _CONJUNCT_END = re.compile(r"\s*(?:[?.!,;:]|\band\b|$)")
 _JOINT = re.compile(
     r"\s+(?:and|or|versus|vs\.?|compared\s+(?:with|to))\s+(?P<opener>in|for|on|at|with|from|of|during|by)\s+"
 )
+# Between two definite noun phrases that name papers: "[the CiteSee] lab study and [the Paper Plain]".
+_DEFINITE_PAIR = re.compile(r"(?P<rest>(?:\s+(?-i:[a-z])[\w-]*){1,3})(?P<joint>\s+(?:and|or|versus|vs\.?)\s+)", re.I)
 
 
 def conjunct_sides(query: str, papers: Sequence[PaperRef]) -> dict[int, str]:
-    """For a question whose two papers each stand in a phrase of their own, both opening with one
-    preposition and joined by "and", "or" or "versus" ("How many participants took part in the
-    Paper Plain usability study and in the CiteSee lab study?"): paper id -> the question with the
-    other phrase left out ("How many participants took part in the CiteSee lab study?"), so each
-    side is searched for its own study, not for the other's ("usability study"). {} for any other
-    question ("How do GFS and Dynamo replicate data?": the names alone, which `cut_mentions` cuts)."""
+    """For a question whose two papers each stand in a phrase of their own joined by "and", "or"
+    or "versus" (both phrases opening with one preposition: "How many participants took part in
+    the Paper Plain usability study and in the CiteSee lab study?"; or both a definite noun phrase
+    with as many words after the name: "Which models did the CiteSee lab study and the Paper Plain
+    usability study fit?"): paper id -> the question with the other phrase left out ("How many
+    participants took part in the CiteSee lab study?"), so each side is searched for its own study,
+    not for the other's ("usability study"). {} for any other question ("How do GFS and Dynamo
+    replicate data?": the names alone, which `cut_mentions` cuts)."""
     found = sorted(mentions(query, papers), key=lambda m: m.start)
     if len(found) != 2 or found[0].paper_id == found[1].paper_id:
         return {}
     first, second = found
     joint = _JOINT.search(query, first.end, second.start)
-    first_start = -1 if joint is None else query.rfind(f" {joint['opener']} ", 0, first.start)
-    if joint is None or first_start < 0:
+    definite = _DEFINITE_PAIR.fullmatch(query, first.end, second.start)
+    if joint is not None:
+        first_start = query.rfind(f" {joint['opener']} ", 0, first.start) + 1
+        if first_start <= 0:
+            return {}
+        first_end, second_start = joint.start(), joint.start("opener")
+        end = _CONJUNCT_END.search(query, second.end)
+        second_end = end.start() if end is not None else len(query)
+    elif definite is not None and query[first.start : first.end].casefold().startswith("the "):
+        # The second phrase has as many words after its name as the first ("lab study").
+        # (Fewer, when the question's closing word comes first: "the Chubby outage last?")
+        after_first = len(definite["rest"].split())
+        words = list(re.finditer(r"[^\s?.!,;:]+(?=\s)", query[second.end :]))[:after_first]
+        if not words:
+            return {}
+        first_start, first_end, second_start = first.start, definite.start("joint"), second.start
+        second_end = second.end + words[-1].end()
+    else:
         return {}
-    end = _CONJUNCT_END.search(query, second.end)
-    second_end = end.start() if end is not None else len(query)
-    head, tail = query[: first_start + 1], query[second_end:]
-    phrases = (query[first_start + 1 : joint.start()], query[joint.start("opener") : second_end])
+    head, tail = query[:first_start], query[second_end:]
+    phrases = (query[first_start:first_end], query[second_start:second_end])
     return {
         mention.paper_id: " ".join(f"{head}{phrase}{tail}".split())
         for mention, phrase in zip(found, phrases, strict=True)

@@ -471,6 +471,11 @@ def test_each_side_of_a_comparison_in_phrases_of_their_own_leaves_the_other_phra
         RAFT.paper_id: "How many servers run in the Raft cluster?",
         CHUBBY.paper_id: "How many servers run in the Chubby cell?",
     }
+    definite = dict(analyse("How long did the Raft user study and the Chubby outage last?").paper_queries)
+    assert definite == {
+        RAFT.paper_id: "How long did the Raft user study last?",
+        CHUBBY.paper_id: "How long did the Chubby outage last?",
+    }
 
 
 @pytest.mark.parametrize("question", ["Who are the authors of the paper?", "Where was the paper published?"])
