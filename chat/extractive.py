@@ -251,7 +251,12 @@ _SIGNPOST = re.compile(
     r"(?:describe|present|discuss|explain|complete|introduce|cover|summari[sz]e|show)[sd]?\b|"
     r"\b(?:figures?|fig\.|tables?)\s*\d+\s+(?:sum-?mari[sz]es|lists|shows|gives|presents|illustrates|depicts)\b|"
     # "In this paper, we describe the construction of S2ORC (§2)."
-    r"\bwe (?:describe|present|discuss|detail|outline)\b.*\((?:§|sections?)\s*\d[\d.]*\)\W*$",
+    r"\bwe (?:describe|present|discuss|detail|outline)\b.*\((?:§|sections?)\s*\d[\d.]*\)\W*$|"
+    # "Details for these steps are provided below.", "We describe each step below.": a pointer
+    # to later text, which it ends on.
+    r"\b(?:provided|given|described|detailed|discussed|explained|presented|describe|discuss|detail|explain|"
+    r"present|outline)\b[^.;:]*\b(?:below|later(?: in (?:this|the) paper)?|in the (?:following|next) "
+    r"(?:sections?|paragraphs?|subsections?)|in what follows)\W*$|^see below\b",
     re.IGNORECASE,
 )
 # A numeric table cell: "0.850", "-3.2%", "20k", "52.2M", "16.4B", "(64.3%)", "6.8†".
@@ -376,8 +381,21 @@ def _blocks(text: str) -> list[tuple[str, list[str], bool]]:
 
 # A footnote's first line: its number glued to its first word ("14We use the cld2 tool ...",
 # "13Unpaywall 2019-04-19 data dump"), not a size or a rate ("1Gbit/s Ethernet").
-_FOOTNOTE_LINE = re.compile(r"^\d{1,2}(?!(?:G|M|K|T|k)(?:bit|byte|Hz|B|b)s?\b)(?=[A-Z][a-z]|https?:)")
+_FOOTNOTE_LINE = re.compile(
+    r"^\d{1,2}(?!(?:G|M|K|T|k)(?:bit|byte|Hz|B|b)s?\b)(?=[A-Z][a-z]|https?:|(?!(?:st|nd|rd|th)\b)[a-z]{4,}\b)"
+)
 MAX_FOOTNOTE_LINES = 4
+
+
+# A footnote line this long or longer fills its column: the footnote may go on to the next line.
+MIN_FULL_FOOTNOTE_LINE = 40
+
+
+def _runs_on(line: str) -> bool:
+    """Whether a footnote goes on after *line*: it ends no sentence and fills its column (a short
+    line, "7pronounced \u201cstork\u201d", is the whole footnote)."""
+    line = line.rstrip()
+    return not line.endswith((".", "!", "?")) and len(line) >= MIN_FULL_FOOTNOTE_LINE
 
 
 def _without_footnotes(lines: Sequence[str]) -> tuple[list[str], list[list[str]]]:
@@ -385,7 +403,7 @@ def _without_footnotes(lines: Sequence[str]) -> tuple[list[str], list[list[str]]
     middle of a sentence: "... associated PDF and / 14We use the cld2 tool ... score. / do not
     provide ..."), and the footnotes, each its own lines, its number dropped when a common opening
     word follows it (`_FOOTNOTE_NUMBER`). A footnote runs from its numbered line to the first line
-    that ends a sentence, at most `MAX_FOOTNOTE_LINES` lines."""
+    that ends a sentence or does not fill its column (`_runs_on`), at most `MAX_FOOTNOTE_LINES` lines."""
     body: list[str] = []
     notes: list[list[str]] = []
     k = 0
@@ -396,7 +414,7 @@ def _without_footnotes(lines: Sequence[str]) -> tuple[list[str], list[list[str]]
             continue
         note = [_FOOTNOTE_NUMBER.sub("", lines[k].strip())]
         k += 1
-        while k < len(lines) and len(note) < MAX_FOOTNOTE_LINES and not note[-1].rstrip().endswith((".", "!", "?")):
+        while k < len(lines) and len(note) < MAX_FOOTNOTE_LINES and _runs_on(note[-1]):
             if _FOOTNOTE_LINE.match(lines[k].strip()) or not lines[k].strip():
                 break
             note.append(lines[k])
@@ -418,7 +436,7 @@ _GLUED_FOOTNOTE = re.compile(r"(?<=\s)\d{1,2}(?!(?:G|M|K|T|k)(?:bit|byte|Hz|B|b)
 # A footnote's number before a word that often opens one: "14We use ..." is quoted from "We".
 _FOOTNOTE_NUMBER = re.compile(
     r"^\d{1,2}(?=(?:We|Our|The|This|These|That|In|For|See|It|All|Available|Note|Code|Data|Each|Most|Some|"
-    r"Only|When|As|Here|Details|Source|Using|Following|A|An)\b)"
+    r"Only|When|As|Here|Details|Source|Using|Following|A|An)\b|[a-z]{4,}\b)"
 )
 
 

@@ -134,11 +134,15 @@ def test_a_footnote_the_text_layer_puts_inside_a_sentence_is_taken_out_of_it_and
         "threshold of 0.9 over the English language score.\n"
         "do not provide significant value to our dataset.\n"
         "A Chubby cell serves ten thousand machines over\n"
-        "1Gbit/s Ethernet links in every data centre."
+        "1Gbit/s Ethernet links in every data centre.\n"
+        "Zorblax provides more structured full text than other\n"
+        "7pronounced \u201czorb\u201d\n"
+        "resources for every discipline."
     )
     assert [s.text for s in candidate_sentences([reference(1, 1, text)])] == [
         "Many filtered clusters have no associated PDF and do not provide significant value to our dataset.",
         "A Chubby cell serves ten thousand machines over 1Gbit/s Ethernet links in every data centre.",
+        "Zorblax provides more structured full text than other resources for every discipline.",
         "We use the cld2 tool for language detection with a threshold of 0.9 over the English language score.",
     ]
 
@@ -985,6 +989,8 @@ def test_a_count_of_people_is_stated_by_any_noun_for_them():
         "See §2.5 for details on filtering the papers.",
         "Figure 2 summarizes the algorithm in condensed form for reference.",
         "In this paper, we describe the construction of S2ORC (§2).",
+        "Details for these steps are provided below.",
+        "We describe each step in the following sections.",
     ],
 )
 def test_sentences_about_the_papers_own_sections_and_figures_are_signposts(text):
@@ -992,7 +998,12 @@ def test_sentences_about_the_papers_own_sections_and_figures_are_signposts(text)
 
 
 @pytest.mark.parametrize(
-    "text", ["As described in Section 3, the master grants leases.", "Raft elects a leader (Figure 4) with votes."]
+    "text",
+    [
+        "As described in Section 3, the master grants leases.",
+        "Raft elects a leader (Figure 4) with votes.",
+        "As described below, the master pings every worker.",
+    ],
 )
 def test_a_sentence_that_cites_a_section_while_stating_a_fact_is_no_signpost(text):
     assert not is_signpost(text)
