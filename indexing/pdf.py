@@ -31,7 +31,7 @@ from django.conf import settings
 from annotagent.errors import AnnotagentError, ServiceUnavailableError
 from indexing import metadata
 from indexing.metadata import PaperMetadata
-from indexing.pdfparse import MAX_UNMAPPED_SHARE, SCAN_IMAGE_COVERAGE, SCAN_MAX_CHARS, character_counts
+from indexing.pdfparse import MAX_UNMAPPED_SHARE, SCAN_IMAGE_COVERAGE, SCAN_MAX_CHARS, character_counts, clipped
 from papers.figures import FigureImage
 
 # A page with fewer text characters than this is `little_text` (still indexed).
@@ -387,7 +387,7 @@ def _run_parser(
                 f"Reading the PDF needed more than {settings.PDF_PARSE_MEMORY_MB} MB of memory, the limit per paper."
             )
         last_line = (stderr.strip().splitlines() or ["the parser stopped"])[-1]
-        raise PdfError(f"The PDF could not be read ({last_line[:300]}).")
+        raise PdfError(f"The PDF could not be read ({clipped(last_line)}).")
     if result is None:
         raise PdfError("The PDF could not be read (the parser gave no result).")
     if "error" in result:

@@ -800,7 +800,7 @@ def parse(
     except PDFPasswordIncorrect:
         return {"error": "encrypted", "message": "The PDF is encrypted and needs a password to open."}
     except PDFSyntaxError as exc:
-        return {"error": "corrupt", "message": f"The file is not a readable PDF ({exc})."}
+        return {"error": "corrupt", "message": f"The file is not a readable PDF ({clipped(str(exc))})."}
     except Exception as exc:  # pdfminer raises many unrelated types for damaged files
         from indexing.ocr import OcrUnavailableError
 
@@ -811,7 +811,7 @@ def parse(
         if any(_is_encryption_error(cause) for cause in causes):
             return {"error": "encrypted", "message": "The PDF is encrypted and needs a password to open."}
         detail = "; ".join(f"{type(cause).__name__}: {cause}".rstrip(": ") for cause in causes)
-        return {"error": "corrupt", "message": f"The PDF could not be read ({detail})."}
+        return {"error": "corrupt", "message": f"The PDF could not be read; it is damaged ({clipped(detail)})."}
     return {
         "pages": pages,
         "facts": facts,
@@ -820,6 +820,19 @@ def parse(
         "xmp": xmp,
         "head": head,
     }
+
+
+# How much of a parser's own error text a user is shown: enough to name the fault.
+MAX_DETAIL_CHARS = 160
+
+
+def clipped(detail: str, limit: int = MAX_DETAIL_CHARS) -> str:
+    """*detail* (a parser's error text, which for a damaged file may dump kilobytes of its bytes) on
+    one line and at most *limit* characters, cut at a word with "…" when longer."""
+    detail = " ".join(detail.split())
+    if len(detail) <= limit:
+        return detail
+    return detail[:limit].rsplit(" ", 1)[0].rstrip(",;:") + "\u2026"
 
 
 def _recognise(engine: Any, path: str, number: int, facts: PageFacts, *, dpi: int) -> tuple[str, PageFacts]:

@@ -6,6 +6,7 @@ import pytest
 
 from indexing import store
 from indexing.pdf import PdfError
+from indexing.pdfparse import MAX_DETAIL_CHARS, clipped
 from indexing.services import index_paper
 from papers.models import Paper
 from papers.services import NotAPdfError, add_paper_to_library
@@ -61,7 +62,15 @@ def test_a_truncated_pdf_fails_as_unreadable(alice, good_paper, make_pdf):
     data = make_pdf([GOOD_TEXT] * 3)
     paper = fail_with(alice, data[: len(data) // 2])
     assert paper.index_error.startswith("The PDF could not be read")
+    assert len(paper.index_error) <= 250  # a reason, not the parser's dump of the damaged bytes
     assert_untouched(good_paper, alice)
+
+
+def test_a_parsers_long_error_text_is_clipped_to_one_short_line():
+    dump = "PSSyntaxError: " + " ".join(f"b'\\x{n:02x}'" for n in range(400)) + "\nmore"
+    short = clipped(dump)
+    assert len(short) <= MAX_DETAIL_CHARS + 1 and short.endswith("\u2026") and "\n" not in short
+    assert clipped("Unexpected EOF") == "Unexpected EOF"
 
 
 def test_a_pdf_encrypted_with_a_user_password_fails_asking_for_the_password(alice, good_paper, make_pdf):
