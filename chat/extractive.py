@@ -1244,6 +1244,11 @@ _CHANGE_BY = re.compile(
 )
 
 
+_HOW_MANY_NOUN = re.compile(
+    r"^\W*(?:and\s+|so\s+)?how\s+many\s+(?!(?:percent|times|more|fewer|of)\b)(?P<noun>[a-z]+)\b(?!\s+per\b)", re.I
+)
+
+
 def asked_measure(question: str) -> str:
     """What quantity *question* asks for: "share" (a percentage or ratio), "temperature", "time",
     "bytes", "size" (bytes or a count), "power", "money", "count" or "" (no telling: a score, a
@@ -1251,6 +1256,9 @@ def asked_measure(question: str) -> str:
     question = _QUOTED_TITLE.sub(" ", question)  # "... in \u201cSleep Onset Latency ...\u201d": no time asked
     if _CHANGE_BY.search(question):
         return ""
+    counted = _HOW_MANY_NOUN.match(question)
+    if counted is not None and counted["noun"].casefold() not in _UNITS:
+        return "count"  # "How many rounds until ninety-nine percent of nodes learn it?": rounds, not a share
     return next((name for name, pattern, _ in _MEASURE_WORDS if pattern.search(question)), "")
 
 
@@ -1354,6 +1362,8 @@ def number_attached(text: str, measure: str, asked: Collection[str], *, by_unit:
     spans = [(q.start, q.end) for q in found if units is None or q.unit in units]
     if measure == "year":
         spans = _years(text)
+    if measure in ("time", "length"):
+        spans += [m.span() for m in _WORD_DURATION.finditer(text)]  # "after twelve hours of annealing"
     if measure in ("count", ""):
         spans += [m.span() for m in _WORD_NUMBER.finditer(text)]
         spans += [(m.start(), m.start(1)) for m in _SYMBOLIC_COUNT.finditer(text)]  # the noun after it
@@ -1369,6 +1379,8 @@ def number_attached(text: str, measure: str, asked: Collection[str], *, by_unit:
     for start, end in spans:
         # Within the number's own sentence or clause.
         before_text, after_text = _clause_around(text, start, end)
+        if _COPULA_BEFORE.search(before_text) and with_classes(set(terms(before_text)), asked_set) & asked_set:
+            return True  # "The load of the majority system over nine servers is five ninths."
         before = _WINDOW_WORD.findall(before_text)[-_ATTACHMENT_WORDS:]
         after = _WINDOW_WORD.findall(after_text)[:_ATTACHMENT_WORDS]
         near = set(terms(" ".join(before + after)))
@@ -1378,6 +1390,10 @@ def number_attached(text: str, measure: str, asked: Collection[str], *, by_unit:
 
 
 _CLAUSE_BREAK = re.compile(r"[.;!?]\s")
+# A number that is the complement of its clause's verb "to be": it measures the clause's subject.
+_COPULA_BEFORE = re.compile(
+    r"\b(?:is|are|was|were|equals|becomes)\s+(?:about\s+|roughly\s+|approximately\s+|only\s+|just\s+)?$", re.I
+)
 
 
 def _clause_around(text: str, start: int, end: int) -> tuple[str, str]:

@@ -1985,3 +1985,24 @@ def test_how_well_a_thing_does_something_is_a_figure_beside_its_verb():
     scores = cheap_scores(candidates, analysis_for(question))
     fits = {candidate.text: score[1] for candidate, score in zip(candidates, scores, strict=True)}
     assert (fits[size], fits[ratio]) == (UNATTACHED_FIT, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("question", "text"),
+    [
+        (
+            "How many hours of annealing give phase-pure samples?",
+            "Phase-pure samples came after twelve hours of annealing.",
+        ),
+        (
+            "How many rounds until ninety-nine percent of nodes learn an update?",
+            "With a fanout of three, ninety-nine percent of the nodes learn an update within nine rounds.",
+        ),
+        (
+            "What is the load of a majority system over nine servers?",
+            "The load of the majority system over nine servers is five ninths.",
+        ),
+    ],
+)
+def test_a_figure_in_words_answers_a_quantity_question(question, text):
+    assert scored_answer([reference(1, 1, text, title="Gossip notes")], question).status == Status.ANSWERED
