@@ -762,6 +762,10 @@ _THING_THEY = re.compile(
     rf"|\b(?:do|can|will|would)\s+they(?=\s+(?!(?:{_RESEARCH_VERBS})\b)[a-z]+\b)",
     re.IGNORECASE,
 )
+# "How long does it take?", "What does it cost?": "it" as the subject of a verb that measures it.
+_MEASURED_IT = re.compile(
+    r"\b(?:does|do|did|will|would|can|could)\s+(?P<it>it)\s+(?:take|last|cost|require|need|use|scale)\b", re.I
+)
 # "it" as the subject of a clause inside the question ("What happens when it fails?").
 _CLAUSE_IT = re.compile(
     r"\bit\b(?=\s+(?:is|was|has|can|cannot|will|would|does|did|becomes|became|fails|failed|crashes|"
@@ -989,12 +993,19 @@ def _swap_papers(query: str, new: Sequence[int], papers: Sequence[PaperRef]) -> 
     for mention in found[1:]:
         if re.fullmatch(r"\s*(?:,|and|or|&|,\s*and)\s*", query[end : mention.start], re.IGNORECASE):
             end = mention.end
+    if any(mention.start >= end for mention in found):
+        # Names apart ("... in the Paper Plain study and in the CiteSee study?"): none of them is
+        # kept, lest the question mix the old papers with the new ones.
+        return _in_papers(_tidy(cut_mentions(query, papers)), new, papers)
     return _agree(query[:start], new) + _names(new, papers) + query[end:]
 
 
 def _agree(before: str, new: Sequence[int]) -> str:
-    """ "How do Raft and Paxos ..." about one paper reads "How does Chubby ..."."""
-    return re.sub(r"\bdo(\s+)$", r"does\1", before) if len(new) == 1 else before
+    """ "How do Raft and Paxos ..." about one paper reads "How does Chubby ..."; "How does ZooKeeper
+    ..." about two, "How do Chubby and ZooKeeper ..."."""
+    if len(new) == 1:
+        return re.sub(r"\bdo(\s+)$", r"does\1", before)
+    return re.sub(r"\b(d)oes(\s+)$", r"\1o\2", before, flags=re.IGNORECASE)
 
 
 def _around(match: re.Match[str]) -> tuple[int, int]:
@@ -1175,6 +1186,7 @@ def _looks_like_follow_up(question: str, papers: Sequence[PaperRef]) -> bool:
     group = _PAPER_REFERENCE.search(question)
     return bool(
         _CONTINUATION.search(question)
+        or _HOW_COMPARE.match(question)
         or (_EQUIVALENT.search(question) and not content_terms(_said_again(question), papers))
         or (group and (not group.group("group") or not (named or _OWN_PAPERS.search(question))))
         or _DO_IT.search(question)
@@ -1188,6 +1200,13 @@ def _looks_like_follow_up(question: str, papers: Sequence[PaperRef]) -> bool:
 # "What about its precision?": the previous question, asking for another thing.
 _WHAT_ABOUT_THING = re.compile(
     r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(?:(?:its|their|the)\s+)?(?P<thing>[\w-]+(?:\s+[\w-]+){0,2}?)\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
+# "How does Chubby compare?", "And how does Raft compare with that?": the previous question, of
+# another paper beside the previous one.
+_HOW_COMPARE = re.compile(
+    r"^\W*(?:and\s+|so\s+)?how\s+(?:does|do|would)\s+.+?\s+compare(?:\s+(?:with|to)\s+(?:that|this|it|them))?"
+    r"\s*[?.!]*\s*$",
     re.IGNORECASE,
 )
 # "And SCIENCEPARSE?", "What about CoreRecipe?": a name alone, after a question about another name.
@@ -1382,6 +1401,15 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
         pool = tuple(dict.fromkeys((*pool, *(paper.paper_id for paper in papers))))
     previous = replace(earlier, pool=pool)
 
+    compared = _HOW_COMPARE.match(question)
+    compared_papers = [pid for pid in named_papers(question, papers) if pid not in previous.focus]
+    if compared is not None and compared_papers and previous.focus:
+        # "How does Chubby compare?" after "How does ZooKeeper order updates?": the same question
+        # of Chubby, beside ZooKeeper.
+        focus = tuple(dict.fromkeys((*compared_papers, *previous.focus)))
+        return _Resolved(
+            query=_swap_papers(previous.query, focus, papers), focus=focus, pool=previous.pool, comparison=True
+        )
     fragment = _FRAGMENT.match(question) or contrast
     if fragment is not None and not named_papers(question, papers) and not _PAPER_REFERENCE.search(question):
         query = _with_condition(previous.query, fragment["phrase"])
@@ -1418,6 +1446,13 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
         subject = ""  # "What does that cost?" after "What chunk size does GFS use?" is about the chunk size
     if closing is not None and subject:  # "How long did it take?" after "How many machines did the sort use?"
         question = question[: closing.start("pronoun")] + subject + question[closing.end("pronoun") :]
+    measured_it = _MEASURED_IT.search(question)
+    if len(previous.focus) >= 2 and not named_here and measured_it is not None:
+        # "How long does it take?" after "How do Raft and ZooKeeper handle leader failover?": "it"
+        # is one thing, the topic, not the two papers ("How does it detect ...?" is each paper).
+        measured_topic, _ = _topic(_PART_BREAK.split(previous.query)[0], papers)
+        if measured_topic:
+            question = question[: measured_it.start("it")] + measured_topic + question[measured_it.end("it") :]
     text, referred, subject_it, group = _resolve_references(question.strip(), previous, papers, cited, thing)
     new_papers = tuple(dict.fromkeys((*named_papers(text, papers), *referred)))
     own_terms = content_terms(_said_again(text), papers)

@@ -1074,6 +1074,17 @@ def test_they_after_a_plural_noun_of_the_same_question_is_that_noun_and_their_th
             "Which one is simpler?",
             "Which of Raft and Paxos is simpler?",
         ),
+        # "it" measured after two papers is the topic; "How does X compare?" asks the same of X.
+        (
+            ("How do Raft and ZooKeeper handle leader failover?", (RAFT.paper_id, ZOOKEEPER.paper_id)),
+            "How long does it take?",
+            "How long does leader failover take in Raft and ZooKeeper?",
+        ),
+        (
+            ("How does ZooKeeper order updates?", (ZOOKEEPER.paper_id,)),
+            "How does Chubby compare?",
+            "How do Chubby and ZooKeeper order updates?",
+        ),
         # "What about X?" after a question with no asked thing: X in place of its closing phrase.
         (
             ("How do Raft and Paxos differ in leader election?", (RAFT.paper_id, PAXOS.paper_id)),
@@ -1084,3 +1095,9 @@ def test_they_after_a_plural_noun_of_the_same_question_is_that_noun_and_their_th
 )
 def test_follow_ups_name_the_things_papers_and_topics_they_point_at(previous, follow_up, query):
     assert analyse(follow_up, previous).query == query
+
+
+def test_a_question_asked_again_of_other_papers_keeps_none_of_the_old_names_apart_in_it():
+    previous = ("How many servers took part in the Raft cluster and in the Chubby cell?", (2, 1))
+    query = analyse_in([RAFT, CHUBBY, ZOOKEEPER], "What about the other paper?", previous).query
+    assert query == "How many servers took part in cluster and in cell in ZooKeeper?"
