@@ -412,9 +412,12 @@ class AuthorNamesView(APIView):
 
 
 class PaperDetailView(APIView):
-    @extend_schema(responses=PaperSerializer, summary="A paper with its index status")
+    @extend_schema(
+        responses=PaperSerializer,
+        summary="A paper I can read (my library or a project of mine) with its index status",
+    )
     def get(self, request: AuthenticatedRequest, pk: int) -> Response:
-        return Response(PaperSerializer(get_paper_for_user(request.user, pk)).data)
+        return Response(PaperSerializer(get_readable_paper_for_user(request.user, pk)).data)
 
 
 class PaperFiguresView(APIView):

@@ -275,6 +275,18 @@ def test_the_api_lists_the_figures_with_image_urls(alice, mallory, paper_with_fi
 
 
 @pytest.mark.django_db
+def test_a_project_reader_gets_the_paper_as_well_as_its_figures(
+    alice, carol, mallory, team_project, paper_with_figures, api_client_for
+):
+    paths = [f"/api/papers/{paper_with_figures.pk}/", f"/api/papers/{paper_with_figures.pk}/figures/"]
+    assert [api_client_for(carol).get(path).status_code for path in paths] == [404, 404]
+    add_papers_to_project(project=team_project, papers=[paper_with_figures], user=alice)
+    assert [api_client_for(carol).get(path).status_code for path in paths] == [200, 200]
+    assert api_client_for(carol).get(paths[0]).json()["id"] == paper_with_figures.pk
+    assert [api_client_for(mallory).get(path).status_code for path in paths] == [404, 404]
+
+
+@pytest.mark.django_db
 def test_the_apis_image_url_serves_a_token_reader_and_a_404_to_anyone_else(
     alice, mallory, paper_with_figures, api_client_for
 ):
