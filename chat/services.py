@@ -299,18 +299,20 @@ def lexical_query(analysis: QuestionAnalysis, refs: Sequence[PaperRef]) -> str:
     if len(analysis.named_paper_ids) != 1:
         return ""
     (named,) = analysis.named_paper_ids
-    text = cut_mentions(analysis.query, refs, keep={ref.paper_id for ref in refs if ref.paper_id != named})
-    return text if key_terms(text) else ""
+    return _without_own_name(analysis.query, named, refs)
 
 
 def side_lexical_queries(analysis: QuestionAnalysis, refs: Sequence[PaperRef]) -> tuple[tuple[int, str], ...]:
     """Each side of a comparison (`QuestionAnalysis.paper_queries`) without its own paper's name,
     for that side's lexical leg (see `Focus.lexical_queries`); "" where nothing but names is left."""
-    out = []
-    for paper_id, text in analysis.paper_queries:
-        cut = cut_mentions(text, refs, keep={ref.paper_id for ref in refs if ref.paper_id != paper_id})
-        out.append((paper_id, cut if key_terms(cut) else ""))
-    return tuple(out)
+    return tuple((paper_id, _without_own_name(text, paper_id, refs)) for paper_id, text in analysis.paper_queries)
+
+
+def _without_own_name(text: str, paper_id: int, refs: Sequence[PaperRef]) -> str:
+    """*text* without the mentions of paper *paper_id* (other papers' names stay); "" when nothing
+    but names is left."""
+    cut = cut_mentions(text, refs, keep={ref.paper_id for ref in refs if ref.paper_id != paper_id})
+    return cut if key_terms(cut) else ""
 
 
 def _retrieve(papers: list[Paper], analysis: QuestionAnalysis) -> Retrieval:
