@@ -379,11 +379,11 @@ def _blocks(text: str) -> list[tuple[str, list[str], bool]]:
     ]
 
 
+# A footnote's number, one or two digits, that is no size or rate's ("1Gbit/s Ethernet", "4KB").
+_FOOTNOTE_MARK = r"\d{1,2}(?!(?:G|M|K|T|k)(?:bit|byte|Hz|B|b)s?\b)"
 # A footnote's first line: its number glued to its first word ("14We use the cld2 tool ...",
 # "13Unpaywall 2019-04-19 data dump"), not a size or a rate ("1Gbit/s Ethernet").
-_FOOTNOTE_LINE = re.compile(
-    r"^\d{1,2}(?!(?:G|M|K|T|k)(?:bit|byte|Hz|B|b)s?\b)(?=[A-Z][a-z]|https?:|(?!(?:st|nd|rd|th)\b)[a-z]{4,}\b)"
-)
+_FOOTNOTE_LINE = re.compile(rf"^{_FOOTNOTE_MARK}(?=[A-Z][a-z]|https?:|(?!(?:st|nd|rd|th)\b)[a-z]{{4,}}\b)")
 MAX_FOOTNOTE_LINES = 4
 
 
@@ -430,7 +430,7 @@ def is_cjk(text: str) -> bool:
 # A footnote glued into a sentence by the column layout: its number, then its first word ("... no
 # associated PDF and 13Unpaywall 2019-04-19 data dump 14We use the cld2 tool ..."); not a unit
 # ("1Gbit/s", "4KB").
-_GLUED_FOOTNOTE = re.compile(r"(?<=\s)\d{1,2}(?!(?:G|M|K|T|k)(?:bit|byte|Hz|B|b)s?\b)[A-Z][a-z]{2,}")
+_GLUED_FOOTNOTE = re.compile(rf"(?<=\s){_FOOTNOTE_MARK}[A-Z][a-z]{{2,}}")
 
 
 # A footnote's number before a word that often opens one: "14We use ..." is quoted from "We".
@@ -1119,11 +1119,11 @@ _NAME = re.compile(r"\b[A-Z][a-z]*[A-Z0-9][\w-]*\b|\b[A-Z][a-z]{2,}(?:\s+[A-Z][a
 _ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]{2,}\b")
 # A capitalised word inside a sentence, after a lower-case word or a comma: a name ("implemented in
 # Java", "built on Hadoop"), where a sentence's first word is capitalised whatever it is.
-# "In which programming language ...?", "Under which licence ...?": a preposition before the question word.
-_PREPOSITION_FIRST = re.compile(r"^\W*(?P<prep>in|on|under|with|from|by)\s+(?:which|what)\b", re.IGNORECASE)
+_MID_NAME = re.compile(r"(?<=[a-z,;(]\s)[A-Z][a-z]{2,}\b")
 # A function or call named in code style: "getData()", "exists()", "sync()".
 _CALL = re.compile(r"\b[a-z][a-zA-Z0-9_]*(?=\(\))")
-_MID_NAME = re.compile(r"(?<=[a-z,;(]\s)[A-Z][a-z]{2,}\b")
+# "In which programming language ...?", "Under which licence ...?": a preposition before the question word.
+_PREPOSITION_FIRST = re.compile(r"^\W*(?P<prep>in|on|under|with|from|by)\s+(?:which|what)\b", re.IGNORECASE)
 
 
 def names_in(text: str) -> list[str]:
@@ -1612,14 +1612,15 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
         if unit is not None and measure in ("time", "bytes", "size", "length"):
             # "What initial timeout, in milliseconds, does a leader use?" is not answered by "the
             # lease period could be 10 seconds": a figure in the asked unit, by the asked thing's words.
-            measured = [t for t in asked_phrase(analysis.query) if t not in terms(unit["unit"])]
+            unit_terms = terms(unit["unit"])
+            measured = [t for t in asked_phrase(analysis.query) if t not in unit_terms]
             if measured:
                 return fit == 1.0 and number_attached(text, measure, measured)
             # No asked thing ("How often, in seconds, does the master write checkpoints?"): two of
             # the question's terms by the figure, not one that happens to be there ("All of the
             # writes finish about 850 seconds into the computation"); one in a line too short for
             # more (a table row, "Dedupe 41 Minutes").
-            others = [t for t in key_stems(analysis) if t not in terms(unit["unit"])]
+            others = [t for t in key_stems(analysis) if t not in unit_terms]
             beside = sum(number_attached(text, measure, [t]) for t in others)
             wanted = 1 if len(text.split()) <= 2 * _ATTACHMENT_WORDS else min(2, len(others))
             return fit == 1.0 and beside >= wanted
@@ -1648,7 +1649,8 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
         # each PDF": a name the question lacks, with the question's other terms, not the word "tools";
         # "... tools and tasks for text mining" names no tool.
         question_words = {_stem(w.casefold()) for w in re.findall(r"[\w-]+", analysis.query)}
-        new_name = any(_stem(name.casefold()) not in question_words for name in names_in(text))
+        new_names = [name for name in names_in(text) if _stem(name.casefold()) not in question_words]
+        new_name = bool(new_names)
         thing = _asked_thing_terms(analysis.query)
         if len(thing) >= 2 and thing[-1] in text_terms and not set(thing[:-1]) <= text_terms:
             # "Which encryption algorithm ...?" is not stated by "... rely on distributed algorithms":
@@ -1673,7 +1675,6 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
             if lead is not None:
                 # "In which programming language are the components implemented?": the name comes
                 # after that preposition ("implemented in Java"), not anywhere ("... the file system API").
-                new_names = [n for n in names_in(text) if _stem(n.casefold()) not in question_words]
                 new_name = any(
                     re.search(rf"\b{lead['prep']}\s+(?:the\s+|a\s+|an\s+)?{re.escape(n)}", text, re.IGNORECASE)
                     for n in new_names
