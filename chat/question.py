@@ -248,10 +248,8 @@ def named_subject(question: str, papers: Sequence[PaperRef] = ()) -> str | None:
     """The name that is the subject of *question* when it is no paper's name ("What is GROBID used
     for in S2ORC?" -> "GROBID"): what a follow-up's "it" is ("What F1 does it achieve?"). None for
     another form, or a paper's name ("How does Raft elect a leader?")."""
-    match = _NAMED_SUBJECT.match(_without_lead_in(question))
-    if match is None or mentions(match["name"], papers):
-        return None
-    return match["name"]
+    match = _phrase_match(_NAMED_SUBJECT, question, papers, "name")
+    return None if match is None else match["name"]
 
 
 # "How does Paper Plain generate section gists?": the plural object of a how-question's verb.
@@ -266,10 +264,8 @@ def how_object(question: str, papers: Sequence[PaperRef] = ()) -> str | None:
     """The plural things a "how does X <verb> <things>?" question is about ("How does Paper Plain
     generate section gists?" -> "section gists"): what a follow-up's "they"/"them" are ("Were they
     accurate?"). None for another form, or things that name a paper."""
-    match = _HOW_OBJECT.match(_without_lead_in(question))
-    if match is None or mentions(match["thing"], papers) or match["verb"].casefold() in _NOT_A_VERB:
-        return None
-    return match["thing"]
+    match = _phrase_match(_HOW_OBJECT, question, papers, "thing")
+    return None if match is None or match["verb"].casefold() in _NOT_A_VERB else match["thing"]
 
 
 # Words that end a how-question's subject without being its verb.
@@ -280,10 +276,17 @@ def measured_subject(question: str, papers: Sequence[PaperRef] = ()) -> str | No
     """The subject a "how <adjective> is the X ...?" question measures ("How large is the raw
     click table that Google Analytics keeps?" -> "raw click table"): what a follow-up's "it" is
     ("How well does it compress?"). None for another form, or when the subject names a paper."""
-    match = _MEASURED_SUBJECT.match(_without_lead_in(question))
-    if match is None or mentions(match["thing"], papers):
-        return None
-    return match["thing"]
+    match = _phrase_match(_MEASURED_SUBJECT, question, papers, "thing")
+    return None if match is None else match["thing"]
+
+
+def _phrase_match(
+    pattern: re.Pattern[str], question: str, papers: Sequence[PaperRef], group: str
+) -> re.Match[str] | None:
+    """*pattern* matched at the start of *question* (its lead-in left out), None when it does not
+    match or its *group* names one of *papers*."""
+    match = pattern.match(_without_lead_in(question))
+    return None if match is None or mentions(match[group], papers) else match
 
 
 def asked_thing(question: str, papers: Sequence[PaperRef] = ()) -> str | None:
@@ -1318,6 +1321,11 @@ def _continues(question: str, before: str, papers: Sequence[PaperRef]) -> bool:
     )
 
 
+def _with_word_swapped(query: str, old: str, new: str) -> str:
+    """*query* with its first whole-word *old* read as *new* ("What recall ...?" -> "What precision ...?")."""
+    return re.sub(rf"\b{re.escape(old)}\b", new, query, count=1)
+
+
 def _the_pointed(question: str, thing: str | None = None) -> str:
     """*question* with its pointing "those"/"these"/"that"/"this" read as "the" ("How many did that
     language filter remove?" -> "How many did the language filter remove?"); a pointed word that
@@ -1420,7 +1428,7 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
     name_before = named_subject(previous.query, papers)
     if other_name is not None and name_before and not named_here:
         # "And SCIENCEPARSE?" after "What is GROBID used for in S2ORC?": the same question of the other tool.
-        query = re.sub(rf"\b{re.escape(name_before)}\b", other_name["name"], previous.query, count=1)
+        query = _with_word_swapped(previous.query, name_before, other_name["name"])
         return _Resolved(query=query, focus=previous.focus, pool=previous.pool, comparison=previous.comparison)
     other_thing = _WHAT_ABOUT_THING.match(question)
     closing = _CLOSING_PHRASE.search(previous.query) if other_thing is not None and not thing else None
@@ -1428,7 +1436,7 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
         # "What about its precision?" after "What recall does S2ORC's citation linking reach?";
         # "What about log replication?" after "How do Raft and Paxos differ in leader election?"
         if thing:
-            query = re.sub(rf"\b{re.escape(thing)}\b", other_thing["thing"], previous.query, count=1)
+            query = _with_word_swapped(previous.query, thing, other_thing["thing"])
         else:
             assert closing is not None
             before, after = previous.query[: closing.start("phrase")], previous.query[closing.end("phrase") :]
