@@ -1060,6 +1060,11 @@ def _resolve_references(
             if match.group("group").casefold() == "their" and people is not None and len(previous.focus) == 1:
                 # "How was their comprehension measured?" after a question about a study's participants.
                 return f"the {people[0]}'"
+            copula = _THING_THEY.search(match.string, *_around(match))
+            if match.group("group").casefold() == "they" and people is not None and copula and len(previous.focus) == 1:
+                # "Were they accurate?", "Which universities were they from?" after a question about
+                # a study's participants: the participants.
+                return f"the {people[0]}"
             if match.group("group").casefold() == "them" and len(previous.focus) == 1:
                 # "Which servers take them?" after "How does Raft keep its log short?": things the
                 # answer named (snapshots), not the paper or its authors; left as it is.

@@ -1043,6 +1043,10 @@ def test_they_after_a_plural_noun_of_the_same_question_is_that_noun_and_their_th
     assert analyse("How was their understanding measured?", study).query == (
         "How was the participants' understanding measured in Raft?"
     )
+    assert analyse("Which universities were they from?", study).query == (
+        "Which universities were the participants from in Raft?"
+    )
+    assert analyse("What did they find?", study).query == "What did Raft find?"  # the authors
     # Without a study's people, "their" is still the paper's.
     authors = analyse("What is their leader election timeout?", MEMBERSHIP)
     assert authors.query == "What is Raft's leader election timeout?"
