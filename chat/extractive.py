@@ -256,7 +256,10 @@ _SIGNPOST = re.compile(
     # to later text, which it ends on.
     r"\b(?:provided|given|described|detailed|discussed|explained|presented|describe|discuss|detail|explain|"
     r"present|outline)\b[^.;:]*\b(?:below|later(?: in (?:this|the) paper)?|in the (?:following|next) "
-    r"(?:sections?|paragraphs?|subsections?)|in what follows)\W*$|^see below\b",
+    r"(?:sections?|paragraphs?|subsections?)|in what follows)\W*$|^see below\b|"
+    # "The master executes the following steps at startup.": it announces a list, which it ends before.
+    r"\b(?:the|these) following (?:\w+ )?(?:steps|phases|stages|rules|ways|reasons|properties|"
+    r"guarantees|requirements|components|operations|cases|tasks)\b[^.;:]{0,40}[.:]?\s*$",
     re.IGNORECASE,
 )
 # A numeric table cell: "0.850", "-3.2%", "20k", "52.2M", "16.4B", "(64.3%)", "6.8†".
@@ -985,6 +988,9 @@ def asked_phrase(question: str) -> list[str]:
     """The terms of the phrase naming what *question* asks for (see `asked_terms`), [] when it has
     none ("How often does the master write checkpoints?")."""
     question = _QUOTED_TITLE.sub(" ", question)
+    times = _HOW_MANY_TIMES.search(question)
+    if times is not None:
+        return terms(times["verb"])
     return next((f for f in _asked_phrases(question, (_HOW_MANY_X, _WHAT_X, _WHAT_AUX_X, _WHICH_X)) if f), [])
 
 
@@ -1173,7 +1179,9 @@ _MEASURE_WORDS: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
         # "By how many percent does it cut latency?" asks for a share, not a time.
         "share",
         re.compile(
-            r"\b(?:percent|per cent|percentage|fraction|proportion|ratio|by how much|how many times|speed-?up)\b|%",
+            r"\b(?:percent|per cent|percentage|fraction|proportion|ratio|by how much|speed-?up)\b|%"
+            # "How many times faster ...?" (a factor), not "How many times was it downloaded?" (a count)
+            r"|\bhow many times\s+(?:[a-z]+er|more|less|fewer|as)\b",
             re.IGNORECASE,
         ),
         frozenset({"%", "x", ""}),
@@ -1244,6 +1252,8 @@ _CHANGE_BY = re.compile(
 )
 
 
+# "How many times was CORD-19 downloaded?" counts the events of its verb: "75K dataset downloads".
+_HOW_MANY_TIMES = re.compile(rf"\bhow many times\s+{_AUX}\b.*?\b(?P<verb>[a-z]{{3,}}(?:ed|en))\b", re.IGNORECASE)
 _HOW_MANY_NOUN = re.compile(
     r"^\W*(?:and\s+|so\s+)?how\s+many\s+(?!(?:percent|times|more|fewer|of)\b)(?P<noun>[a-z]+)\b(?!\s+per\b)", re.I
 )
@@ -1257,6 +1267,8 @@ def asked_measure(question: str) -> str:
     if _CHANGE_BY.search(question):
         return ""
     counted = _HOW_MANY_NOUN.match(question)
+    if _HOW_MANY_TIMES.search(question):
+        return "count"
     if counted is not None and counted["noun"].casefold() not in _UNITS:
         return "count"  # "How many rounds until ninety-nine percent of nodes learn it?": rounds, not a share
     return next((name for name, pattern, _ in _MEASURE_WORDS if pattern.search(question)), "")

@@ -842,10 +842,35 @@ def test_comparing_the_two_papers_of_a_two_paper_project_with_evidence_from_one_
         ("What does a chunkserver's failure cost the cluster?", ""),
         # A change: by a factor, a share or an amount in the measure's unit alike.
         ("How much did write buffering lower the 99.9th percentile latency?", ""),
+        # How many times a thing happened is a count of its verb; how many times faster, a factor.
+        ("How many times was the dataset downloaded in its first month?", "count"),
+        ("How many times faster is the new sort?", "share"),
     ],
 )
 def test_a_quantity_question_says_what_it_measures(question, measure):
     assert asked_measure(question) == measure
+
+
+def test_how_many_times_a_thing_was_done_is_stated_by_a_count_of_it():
+    refs = [
+        reference(
+            1,
+            1,
+            "The corpus saw wide adoption. With over 75K dataset downloads in the first month of its release, "
+            "it became the canonical resource.",
+            title="Corpus",
+        ),
+        reference(
+            2,
+            1,
+            "The corpus dataset links to MAG, which contained 213M papers at the time of dataset construction, "
+            "and to the ACL Anthology, which contained 25k papers at the time of dataset construction.",
+            title="Corpus",
+        ),
+    ]
+    answer = scored_answer(refs, "How many times was the corpus downloaded in its first month?")
+    assert answer.status == Status.ANSWERED
+    assert "75K dataset downloads" in answer.sentences[0].text
 
 
 def test_a_count_per_something_is_stated_by_a_fractional_rate():
@@ -991,6 +1016,8 @@ def test_a_count_of_people_is_stated_by_any_noun_for_them():
         "In this paper, we describe the construction of S2ORC (§2).",
         "Details for these steps are provided below.",
         "We describe each step in the following sections.",
+        "The master executes the following steps at startup.",
+        "Putting them together, the algorithm operates in the following two phases.",
     ],
 )
 def test_sentences_about_the_papers_own_sections_and_figures_are_signposts(text):
@@ -1003,6 +1030,7 @@ def test_sentences_about_the_papers_own_sections_and_figures_are_signposts(text)
         "As described in Section 3, the master grants leases.",
         "Raft elects a leader (Figure 4) with votes.",
         "As described below, the master pings every worker.",
+        "The master executes the following steps at startup. (1) The master grabs a unique lock.",
     ],
 )
 def test_a_sentence_that_cites_a_section_while_stating_a_fact_is_no_signpost(text):
