@@ -156,7 +156,10 @@ _ENTITY = re.compile(
     r"|who|whom|which|what (?:system|systems|tool|tools|method|methods|dataset|datasets|paper|papers|model|"
     r"models|algorithm|algorithms|name|language|library|company|service|protocol|technique|data|hardware|"
     r"software|framework|frameworks|platform|platforms|device|devices|database|databases|format|formats|"
-    r"toolkit|toolkits|benchmark|benchmarks|corpus|corpora|metric|metrics))\b",
+    r"toolkit|toolkits|benchmark|benchmarks|corpus|corpora|metric|metrics))\b"
+    # "What does S2ORC use to split text into sentences?": the thing used, a tool ("scispaCy"); not
+    # "What does Bigtable use Chubby for?", which asks what for.
+    r"|^what (?:does|do|did) (?:(?!use\b)[\w'\u2019-]+\s+){1,4}use (?:to|for)\b",
     re.IGNORECASE,
 )
 _LEAD_IN = re.compile(r"^(?:according to [^,]+,|in [^,]{1,60},|and|also|so|then|but)\s+", re.IGNORECASE)
