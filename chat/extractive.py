@@ -1154,6 +1154,12 @@ _EXPLAINS = re.compile(
     r"study|analy[sz]e|validate|answer|show|demonstrate|illustrate|quantify|benchmark)\b)\w+",
     re.I,
 )
+# The means a sentence names: "uses vector clocks", "relies on a consensus protocol", "employs Zab".
+_USES_THING = re.compile(
+    r"\b(?:uses|use|used|employs?|relies on|rely on|adopts?)\s+(?:an?\s+|the\s+)?"
+    r"(?P<thing>(?!(?:it|this|that|them|these|those|its|their)\b)[\w-]+(?:\s+[\w-]+)?)",
+    re.I,
+)
 # A "why" question is answered by a reason or an effect: "... because ...", "... reduces clients'
 # need to interact with the master", "This allows ...", "To avoid ...".
 _REASON = re.compile(
@@ -1744,7 +1750,11 @@ def _type_match(text: str, analysis: QuestionAnalysis, question_terms: set[str],
             return 1.0
         return 0.5 if _DEFINES.search(text) else 0.0
     if kind == AnswerType.MECHANISM:
-        return 0.6 if _EXPLAINS.search(text) else 0.0
+        if not _EXPLAINS.search(text):
+            return 0.0
+        # "Dynamo uses vector clocks in order to capture causality ...": the means, named.
+        means = _USES_THING.search(text)
+        return 1.0 if means is not None and set(terms(means["thing"])) - question_terms else 0.6
     if kind == AnswerType.YES_NO:
         return 0.5 if _POLAR.search(text) else 0.0
     return 0.0

@@ -2034,3 +2034,22 @@ def test_how_well_a_thing_does_something_is_a_figure_beside_its_verb():
 )
 def test_a_figure_in_words_answers_a_quantity_question(question, text):
     assert scored_answer([reference(1, 1, text, title="Gossip notes")], question).status == Status.ANSWERED
+
+
+def test_a_how_question_is_matched_best_by_a_sentence_naming_the_means():
+    refs = [
+        reference(
+            1,
+            1,
+            "The store must track different versions of one object and keep them. In order to track different versions of one "
+            "object, the store treats each modification as a new version of the object. The store uses vector "
+            "clocks to capture causality between them.",
+            title="Store",
+        )
+    ]
+    analysis = analysis_for("How does the store track different versions of one object?")
+    candidates = candidate_sentences(refs)
+    scored = {s.candidate.text: s for s in score_candidates(candidates, analysis, np.full(len(candidates), 0.5))}
+    means = scored["The store uses vector clocks to capture causality between them."]
+    other = next(s for text, s in scored.items() if text.startswith("In order to track"))
+    assert means.type_match > other.type_match
