@@ -2041,9 +2041,9 @@ def test_a_how_question_is_matched_best_by_a_sentence_naming_the_means():
         reference(
             1,
             1,
-            "The store must track different versions of one object and keep them. In order to track different versions of one "
-            "object, the store treats each modification as a new version of the object. The store uses vector "
-            "clocks to capture causality between them.",
+            "The store must track different versions of one object and keep them. In order to track "
+            "different versions of one object, the store treats each modification as a new version of the "
+            "object. The store uses vector clocks to capture causality between them.",
             title="Store",
         )
     ]
