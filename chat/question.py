@@ -1277,7 +1277,19 @@ def _with_condition(previous: str, phrase: str) -> str:
         if twin is not None:
             return previous[: twin.start()] + numbered.group(0) + previous[twin.end() :]
     body = previous.rstrip(" ?.!")
+    if re.match(rf"{_CONDITION_WORD}\b", phrase.strip(), re.IGNORECASE):
+        # "What happens when a Raft leader fails?" + "when a follower fails": the new condition in
+        # place of the old one, not beside it.
+        body = _CLOSING_CONDITION.sub("", body)
     return f"{body} {phrase.strip()}?"
+
+
+_CONDITION_WORD = r"(?:when|whenever|if|with|without|under|during|after|before)"
+# A condition that closes a question ("... when a Raft leader fails", "... in its normal execution").
+_CLOSING_CONDITION = re.compile(
+    rf"\s+(?:{_CONDITION_WORD}\b[^?,;]*|in (?:its|the|their|a) (?:normal|usual|default|typical|regular) [\w-]+)$",
+    re.IGNORECASE,
+)
 
 
 # "How many of those participants ...?", "these snapshots": a thing the conversation already named.
@@ -1287,10 +1299,12 @@ _DEMONSTRATIVE = re.compile(rf"\b(?:those|these)\s+(?!{_PAPERS_NOUN}\b|authors\b
 # read", it opens a relative clause).
 _POINTED = re.compile(
     r"(?:^\s*|\b(?:on|in|of|for|with|from|by|at|about|to|into|under|during|after|before|did|does|do|is|was|"
-    r"are|were|can|could|would|will|has|have|had|and|why)\s+)(?P<pointer>that|this)\s+(?P<same>same\s+)?"
+    r"are|were|can|could|would|will|has|have|had|and|why|if|when|whether|unless|until|once)\s+)"
+    r"(?P<pointer>that|this)\s+(?P<same>same\s+)?"
     r"(?!(?:is|was|are|were|does|do|did|has|have|had|can|could|would|will|should|means|seems|happens)\b)"
     r"(?:(?-i:[a-z])[\w-]*\s+){0,2}?(?P<head>(?-i:[a-z])[\w-]{2,})\b(?=\s*(?:[?.!,]|$|(?:end|be|get|work|"
-    r"remove|removed|compare|differ|take|took|fare|cost|use|used|mean|do|did|does|at|in|on|for|of|with|to|from)\b))",
+    r"remove|removed|compare|differ|take|took|fare|cost|use|used|mean|do|did|does|fail|fails|failed|succeed|"
+    r"succeeds|happens|starts|ends|at|in|on|for|of|with|to|from)\b))",
     re.IGNORECASE,
 )
 # "How many kept using it?": "it" as the object of a verb, the thing the conversation is about.
@@ -1429,6 +1443,8 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
     fragment = _FRAGMENT.match(question) or contrast
     if fragment is not None and not named_papers(question, papers) and not _PAPER_REFERENCE.search(question):
         query = _with_condition(previous.query, fragment["phrase"])
+        if previous.focus and not named_papers(query, papers):  # the condition replaced named the paper
+            query = _in_papers(query, previous.focus, papers)
         return _Resolved(query=query, focus=previous.focus, pool=previous.pool, comparison=previous.comparison)
     thing = asked_thing(previous.query, papers)
     named_here = bool(named_papers(question, papers)) or _PAPER_REFERENCE.search(question) is not None

@@ -836,8 +836,14 @@ def test_a_rewrite_calls_a_paper_whose_short_name_another_shares_by_its_title():
         (
             "How long did the MapReduce sort program take in its normal execution?",
             "And when 200 of the worker processes were killed partway through?",
-            "How long did the MapReduce sort program take in its normal execution when 200 of the worker processes "
-            "were killed partway through?",
+            # The new condition replaces the old one.
+            "How long did the MapReduce sort program take when 200 of the worker processes were killed partway "
+            "through?",
+        ),
+        (
+            "What happens when a Raft leader fails?",
+            "And when a follower fails?",
+            "What happens when a follower fails in Raft?",
         ),
         (
             "What does a leader spawn to run phase 1 (the view change) for a ballot?",
@@ -854,6 +860,13 @@ def test_a_rewrite_calls_a_paper_whose_short_name_another_shares_by_its_title():
 def test_a_fragment_asks_the_previous_question_again_under_its_condition(previous, follow_up, query):
     analysis = analyse(follow_up, (previous, ()))
     assert (analysis.query, analysis.rewritten) == (query, True)
+
+
+def test_that_thing_in_a_clause_of_condition_stays_with_the_previous_paper():
+    previous = ("In Raft, what does a candidate need to win an election?", (RAFT.paper_id,))
+    analysis = analyse("Is safety at risk if that election fails?", previous)
+    assert analysis.named_paper_ids == (RAFT.paper_id,)
+    assert analysis.query == "Is safety at risk if the election fails in Raft?"
 
 
 def test_what_happened_under_a_varied_condition_asks_the_previous_question_again():
