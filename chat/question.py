@@ -1021,8 +1021,37 @@ def _around(match: re.Match[str]) -> tuple[int, int]:
     return (before.start() if before else match.start(), match.end() + (after.end() if after else 0))
 
 
+# A name as an answer prints it: a word with inner capitals ("CiteSee", "KeepAlive"), a run of
+# capitalised words ("Specter Similarity"), an acronym ("CORD-19", "GROBID"), or a capitalised word
+# inside a sentence ("uses Zab").
+_ANSWER_NAME = re.compile(
+    r"(?<![\w-])(?:[A-Z][a-z]+[A-Z][\w-]*|[A-Z][a-z][\w-]*(?:\s+[A-Z][\w-]+)+|[A-Z]{2,}(?:-\d+)?"
+    r"|(?<=[a-z,;:] )[A-Z][a-z]{2,})(?![\w-])"
+)
+
+
+def answer_name(quote: str, question: str, papers: Sequence[PaperRef]) -> str | None:
+    """The first name the quote *quote* gives that *question* (what it answered) does not say and
+    that names no paper: what "it" of a next question means after "Which of the baselines used
+    semantic embeddings?" was answered by "Specter Similarity [17]: A strong personalized
+    baseline ..." (-> "Specter Similarity"). None when it gives none."""
+    said = {word.casefold() for word in _WORD.findall(question)}
+    for match in _ANSWER_NAME.finditer(quote):
+        name = match.group(0)
+        words = {word.casefold() for word in _WORD.findall(name)}
+        if words <= said or named_papers(name, papers) or name.casefold() in _FUNCTION_WORDS:
+            continue
+        return name
+    return None
+
+
 def _resolve_references(
-    question: str, previous: _Resolved, papers: Sequence[PaperRef], cited: Sequence[int] = (), thing: str | None = None
+    question: str,
+    previous: _Resolved,
+    papers: Sequence[PaperRef],
+    cited: Sequence[int] = (),
+    thing: str | None = None,
+    answered: str | None = None,
 ) -> tuple[str, list[int], bool, bool]:
     """Replace *question*'s references to papers of the *previous* turn by their names, or its "it"
     by the thing the previous turn asked to define ("What is an SSTable?" -> "How is it stored?" ->
@@ -1030,7 +1059,9 @@ def _resolve_references(
     thing the previous question asked for (`asked_thing`), once read by the caller. "The other
     paper" is one the conversation brought in that the previous turn was not about (its named
     papers, else the ones its answer cited), else every such paper of the project. Returns (text,
-    the papers referred to, whether "it" named a paper, whether a group was meant)."""
+    the papers referred to, whether "it" named a paper, whether a group was meant). *answered*: the
+    name the previous answer gave for a question asking for one (`answer_name`), what "it" as an
+    object means ("Did the reencountered strategy beat it?")."""
     pool = list(previous.pool)
     referred: list[int] = []
     group = False
@@ -1105,6 +1136,8 @@ def _resolve_references(
         # The thing a "what X" question asked for, unless "it" may be the paper it named acting
         # ("What chunk size does GFS use?" then "How does it handle hot spots?" is about GFS).
         term = thing
+    if answered and object_of is not None and not referred:
+        term = answered  # "Which baseline used embeddings?" then "Did the strategy beat it?": that baseline
     if term is None:
         # "How well does it compress?" after "How large is the raw click table ...?": the table.
         term = measured_subject(previous.query, papers)
@@ -1120,7 +1153,7 @@ def _resolve_references(
         # "What is an SSTable?" then "How is it stored?": "it" is the thing just defined, not a
         # paper; "What similarity score is used for linking?" then "How is it computed?": the score.
         # A name takes no article: "What happens to Wayfinder after a restart?".
-        article = "" if term == tool or (term[:1].isupper() and term[1:].islower()) else "the "
+        article = "" if term in (tool, answered) or (term[:1].isupper() and term[1:].islower()) else "the "
         return _IT.sub(f"{article}{term}", text), referred, False, group
     if (
         not referred
@@ -1485,7 +1518,10 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
         measured_topic, _ = _topic(_PART_BREAK.split(previous.query)[0], papers)
         if measured_topic:
             question = question[: measured_it.start("it")] + measured_topic + question[measured_it.end("it") :]
-    text, referred, subject_it, group = _resolve_references(question.strip(), previous, papers, cited, thing)
+    answered = None
+    if answer is not None and answer.quotes and classify_answer_type(previous.query) == AnswerType.ENTITY:
+        answered = answer_name(answer.quotes[0], previous.query, papers)
+    text, referred, subject_it, group = _resolve_references(question.strip(), previous, papers, cited, thing, answered)
     new_papers = tuple(dict.fromkeys((*named_papers(text, papers), *referred)))
     own_terms = content_terms(_said_again(text), papers)
     # The topic of a question of several parts is its first part's ("How does Paper Plain find the

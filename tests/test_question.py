@@ -8,6 +8,7 @@ from chat.question import (
     AnswerType,
     PaperRef,
     analyse_question,
+    answer_name,
     asked_thing,
     classify_answer_type,
     cut_mentions,
@@ -1122,3 +1123,31 @@ def test_a_question_asked_again_of_other_papers_keeps_none_of_the_old_names_apar
     previous = ("How many servers took part in the Raft cluster and in the Chubby cell?", (2, 1))
     query = analyse_in([RAFT, CHUBBY, ZOOKEEPER], "What about the other paper?", previous).query
     assert query == "How many servers took part in cluster and in cell in ZooKeeper?"
+
+
+def test_it_as_an_object_after_a_question_asking_for_a_name_is_the_name_the_answer_gave():
+    history = [
+        Turn("user", "Which baseline of the ZooKeeper evaluation picked servers by load?"),
+        Turn(
+            "assistant",
+            "An answer [1].",
+            paper_ids=(ZOOKEEPER.paper_id,),
+            quotes=("Least Loaded Choice [12]: a baseline that sends each request to the idlest server.",),
+        ),
+    ]
+    analysis = analyse_question("Did the watch-based strategy beat it?", history=history, papers=LIBRARY)
+    assert analysis.query == "Did the watch-based strategy beat Least Loaded Choice in ZooKeeper?"
+
+
+@pytest.mark.parametrize(
+    ("quote", "question", "name"),
+    [
+        ("The pipeline for creating S2ORC was used to construct the CORD-19 corpus.", "Which dataset?", "CORD-19"),
+        ("Specter Similarity [17]: A strong personalized baseline.", "Which baseline?", "Specter Similarity"),
+        # Names the question said, and papers' names, are not what the answer gives.
+        ("Chubby uses Paxos; ZooKeeper uses Zab.", "Which protocol does ZooKeeper use?", "Zab"),
+        ("The master grants a lease.", "What does the master grant?", None),
+    ],
+)
+def test_the_name_an_answer_gives_is_one_its_question_did_not_say(quote, question, name):
+    assert answer_name(quote, question, LIBRARY) == name
