@@ -979,6 +979,8 @@ def _asked_phrases(question: str, patterns: Sequence[re.Pattern[str]]) -> Iterat
             yield [t for t in terms(match.group(1)) if t not in _ASKING]
 
 
+# `_ASKING` words that are the thing counted right after "how many".
+_COUNTED_ASKING = frozenset("paper papers author authors system systems value values".split())
 # A title in quotes names a paper ("In \u201cSleep Onset Latency in Adolescents\u201d, how many withdrew?"):
 # its words are not what the question asks for.
 _QUOTED_TITLE = re.compile(r"\u201c[^\u201d]*\u201d")
@@ -991,6 +993,10 @@ def asked_phrase(question: str) -> list[str]:
     times = _HOW_MANY_TIMES.search(question)
     if times is not None:
         return terms(times["verb"])
+    counted = _HOW_MANY_NOUN.match(question)
+    if counted is not None and counted["noun"].casefold() in _COUNTED_ASKING:
+        # "How many papers are in S2ORC?" counts papers, though "papers" mostly names the papers asked.
+        return terms(counted["noun"])
     return next((f for f in _asked_phrases(question, (_HOW_MANY_X, _WHAT_X, _WHAT_AUX_X, _WHICH_X)) if f), [])
 
 

@@ -192,6 +192,17 @@ _ASKED_THING = re.compile(
 )
 
 
+# "What is the chunk size in Bigtable?", "What's the problem with the simplest lock recipe?": the
+# thing after "the" (a problem, a difficulty, with what it is of).
+_WHAT_IS_THE_THING = re.compile(
+    r"^what\s+(?:is|are|was|were)\s+the\s+(?P<thing>(?:problems?|difficulty|drawback|downside|issues?|limitation)"
+    r"\s+(?:with|of)\s+(?:the\s+)?(?:[a-z][\w-]*\s+){0,3}?[a-z][\w-]*"
+    # not what a thing is for ("What is the purpose of the master?": "it" is then the master)
+    r"|(?!(?:purpose|role|goal|aim|difference|reason|advantage|benefit|idea|point|meaning)\b)"
+    r"(?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*)"
+    r"(?=\s*(?:[?.!,]|$|\b(?:in|of|for|on|with|that|when|used|at)\b))",
+    re.IGNORECASE,
+)
 # "How is the similarity score (for linking bibliography entries) computed?", "Why are leases
 # renewed ...": the thing a passive how/why question is about, at most seven words between the
 # verb and its participle.
@@ -238,6 +249,15 @@ _MEASURED_SUBJECT = re.compile(
 )
 
 
+# "How long does a Chubby lease last by default?": the thing whose doing is measured (a paper's name
+# before it left out), what "it" of "Can it be extended?" is.
+_MEASURED_DOING = re.compile(
+    r"^how\s+(?:long|often|fast|quickly)\s+(?:does|do|did)\s+(?:the|an?)\s+(?:(?-i:[A-Z])[\w-]*\s+)?"
+    r"(?P<thing>(?-i:[a-z])[\w-]*(?:\s+(?-i:[a-z])[\w-]*){0,2}?)\s+(?:last|lasts|take|run|live|stay|hold|persist)\b",
+    re.IGNORECASE,
+)
+
+
 # "What is GROBID used for in S2ORC?", "How does CoreRecipe parse a PDF?": a name (a tool, a model, a
 # component; capitals inside the word or an acronym) as the subject of the question's auxiliary.
 _NAMED_SUBJECT = re.compile(
@@ -280,6 +300,7 @@ def measured_subject(question: str, papers: Sequence[PaperRef] = ()) -> str | No
     click table that Google Analytics keeps?" -> "raw click table"): what a follow-up's "it" is
     ("How well does it compress?"). None for another form, or when the subject names a paper."""
     match = _phrase_match(_MEASURED_SUBJECT, question, papers, "thing")
+    match = match or _phrase_match(_MEASURED_DOING, question, papers, "thing")
     return None if match is None else match["thing"]
 
 
@@ -297,14 +318,21 @@ def asked_thing(question: str, papers: Sequence[PaperRef] = ()) -> str | None:
     for bibliography linking?" -> "similarity score"), or the subject of a passive how/why question
     ("How is the similarity score computed?" -> "similarity score"); None when there is none, or it
     names a paper or the papers themselves ("Which paper introduced Raft?")."""
-    question = _without_lead_in(question)
-    match = (
-        _ASKED_THING.match(question)
-        or _PASSIVE_THING.match(question)
-        or _SUBJECT_THINGS.match(question)
-        or _SUBJECT_THING.match(question)
-        or _USED_AS.match(question)
-    )
+    return _thing_of(question, papers, (_ASKED_THING, _PASSIVE_THING, _SUBJECT_THINGS, _SUBJECT_THING, _USED_AS))
+
+
+def _referent(question: str, papers: Sequence[PaperRef]) -> str | None:
+    """What "it" of a follow-up to *question* may stand for: its `asked_thing`, or the thing after
+    "What is the" ("What's the chunk size in Bigtable?" -> "chunk size"; "What is the problem with
+    the simplest lock recipe?" -> "problem with the simplest lock recipe")."""
+    return asked_thing(question, papers) or _thing_of(question, papers, (_WHAT_IS_THE_THING,))
+
+
+def _thing_of(question: str, papers: Sequence[PaperRef], patterns: Sequence[re.Pattern[str]]) -> str | None:
+    """The `thing` group of the first of *patterns* that matches *question* (lead-in skipped,
+    "what's" read as "what is"), unless it names a paper or the papers themselves."""
+    question = _CONTRACTED_IS.sub(r"\1 is", _without_lead_in(question))
+    match = next((m for pattern in patterns if (m := pattern.match(question)) is not None), None)
     if match is None:
         return None
     thing = match.group("thing")
@@ -749,7 +777,9 @@ _SUBJECT_IT = re.compile(
     re.IGNORECASE,
 )
 _IT = re.compile(r"\bit\b", re.IGNORECASE)
-_PASSIVE_IT = re.compile(r"\b(?:is|was)\s+it\b", re.IGNORECASE)
+_PASSIVE_IT = re.compile(
+    r"\b(?:(?:is|was)\s+it|(?:can|could|will|would|should|must|may|might)\s+it\s+be)\b", re.IGNORECASE
+)
 # "What version of it is used?": "it" as the object of "of"/"about" is a thing, not a paper acting.
 _OBJECT_IT = re.compile(r"\b(?:of|about|to|with|for|from|on|into|by)\s+it\b", re.IGNORECASE)
 # "Which of them removes the most?", "How are they applied?": a plural thing asked for, not the
@@ -931,6 +961,10 @@ def _strip_lead(text: str) -> str:
 _ORDINAL_WORDS = frozenset("first second third fourth fifth last".split())
 
 
+# "What's", "How's": a question word with "is" contracted.
+_CONTRACTED_IS = re.compile(r"\b(what|where|how|who|which|when|why|that)['\u2019]s\b", re.IGNORECASE)
+
+
 def _topic(query: str, papers: Sequence[PaperRef]) -> tuple[str, str]:
     """(noun phrase, verb phrase) of *query*'s topic: its words without question words, auxiliaries
     and paper mentions; the verb phrase keeps a light verb ("handle cluster membership changes"),
@@ -940,6 +974,7 @@ def _topic(query: str, papers: Sequence[PaperRef]) -> tuple[str, str]:
     for start, end in reversed(list(dict.fromkeys((m.start, m.end) for m in mentions(query, papers)))):
         text = text[:start] + " " + text[end:]
     text = re.sub(r"\baccording to\b", " ", text, flags=re.IGNORECASE)
+    text = _CONTRACTED_IS.sub(r"\1 is", text)  # "What's the problem ...?"
     how = re.match(r"\s*how\s+(?P<word>[\w-]+)", text, re.IGNORECASE)
     if how is not None and how["word"].casefold() not in _QUESTION_WORDS:
         text = text[how.end() :]  # "How big is an SSTable block?" is about the block, not "big"
@@ -1479,7 +1514,7 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
         if previous.focus and not named_papers(query, papers):  # the condition replaced named the paper
             query = _in_papers(query, previous.focus, papers)
         return _Resolved(query=query, focus=previous.focus, pool=previous.pool, comparison=previous.comparison)
-    thing = asked_thing(previous.query, papers)
+    thing = _referent(previous.query, papers)
     named_here = bool(named_papers(question, papers)) or _PAPER_REFERENCE.search(question) is not None
     other_name = _AND_NAME.match(question)
     name_before = named_subject(previous.query, papers)

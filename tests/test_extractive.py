@@ -2053,3 +2053,17 @@ def test_a_how_question_is_matched_best_by_a_sentence_naming_the_means():
     means = scored["The store uses vector clocks to capture causality between them."]
     other = next(s for text, s in scored.items() if text.startswith("In order to track"))
     assert means.type_match > other.type_match
+
+
+def test_how_many_papers_a_corpus_holds_is_a_count_of_papers():
+    refs = [
+        reference(
+            1,
+            1,
+            "We introduce S2ORC, a large corpus of scholarly papers. The resulting corpus consists of 81.1M papers.",
+            title="S2ORC: The Semantic Scholar Open Research Corpus",
+        )
+    ]
+    answer = scored_answer(refs, "How many papers are in S2ORC?")
+    assert answer.status == Status.ANSWERED
+    assert "81.1M papers" in answer.text

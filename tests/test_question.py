@@ -1151,3 +1151,24 @@ def test_it_as_an_object_after_a_question_asking_for_a_name_is_the_name_the_answ
 )
 def test_the_name_an_answer_gives_is_one_its_question_did_not_say(quote, question, name):
     assert answer_name(quote, question, LIBRARY) == name
+
+
+@pytest.mark.parametrize(
+    ("previous", "follow_up", "query"),
+    [
+        ("What's the chunk size in Bigtable?", "Why was it chosen?", "Why was the chunk size chosen in Bigtable?"),
+        (
+            "What is the problem with the simplest lock recipe in ZooKeeper?",
+            "How does the improved recipe get around it?",
+            "How does the improved recipe get around the problem with the simplest lock recipe in ZooKeeper?",
+        ),
+        # The thing whose doing a question measured: "it" of a passive follow-up.
+        (
+            "How long does a Chubby lease last by default?",
+            "By how much can it be extended?",
+            "By how much can the lease be extended in Chubby?",
+        ),
+    ],
+)
+def test_it_after_what_is_the_thing_is_that_thing(previous, follow_up, query):
+    assert analyse(follow_up, (previous, ())).query == query
