@@ -725,6 +725,30 @@ def display_name(paper: PaperRef) -> str:
     return names[0] if names and not coined else f"\u201c{title}\u201d"
 
 
+# "the GFS paper", "the Bigtable paper's", "the Dynamo paper": a paper called by a proper name,
+# which `absent_paper` checks against the project's papers.
+_CALLED_PAPER = re.compile(
+    r"\bthe\s+(?P<name>(?-i:[A-Z])[\w-]*(?:\s+(?-i:[A-Z])[\w-]*){0,3})\s+paper\b(?!\s+(?:by|of|from|on|about)\b)",
+    re.IGNORECASE,
+)
+
+
+def absent_paper(question: str, papers: Sequence[PaperRef], venues: Collection[str] = ()) -> str | None:
+    """The name of a paper *question* asks about by name ("the GFS paper") that none of *papers*
+    goes by: the project does not hold it, so no passage of its papers can say what that paper
+    states. None when it names none, or only papers of the project. *venues*: the project papers'
+    venues ("the OSDI paper" picks one of them)."""
+    for match in _CALLED_PAPER.finditer(question):
+        name = match["name"]
+        words = {word.casefold() for word in name.split()}
+        if words & (_PAPER_WORDS | _FUNCTION_WORDS | _ORDINAL_WORDS) or mentions(name, papers):
+            continue
+        if any(name.casefold() in venue.casefold() for venue in venues):
+            continue
+        return name
+    return None
+
+
 # --- comparison -----------------------------------------------------------------------------------
 
 # A question about papers in general, not one of them: "Which papers rely on S2ORC?", "Do both

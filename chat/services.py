@@ -59,6 +59,7 @@ from chat.prompts import REFUSAL, Turn, answered_turns, build_messages, trim_his
 from chat.question import (
     PaperRef,
     QuestionAnalysis,
+    absent_paper,
     analyse_question,
     cut_mentions,
     defined_term,
@@ -576,6 +577,10 @@ class StreamedAnswer:
 
 
 NO_PAPERS = "This project has no papers yet: add papers to it, then ask again."
+ABSENT_PAPER = (
+    "This project has no paper called “{name}”, so its papers cannot say what that paper states. "
+    "Add the paper to the project, or ask without naming it."
+)
 NOT_READY = "None of this project's papers is ready to search yet; ask again once indexing finishes."
 NONE_INDEXED = "None of this project's papers could be indexed, so there is nothing to search yet."
 
@@ -612,6 +617,8 @@ class AnswerSession(StreamedAnswer):
     # Paper id -> "2 pages of X could not be read", for the project's papers with unreadable pages.
     unreadable: dict[int, str] = field(default_factory=dict)
     metadata_answer: MetadataAnswer | None = None
+    # A paper the question calls by a name no project paper goes by ("the GFS paper"): `absent_paper`.
+    absent: str | None = None
 
     async def _prepare(self) -> dict[str, Any]:
         if self.persist:
@@ -641,6 +648,9 @@ class AnswerSession(StreamedAnswer):
         self.retrieval = await in_answer_pool(_retrieve)(papers if scope is None else scope.papers, self.analysis)
         self.references = {ref.n: ref for ref in self.retrieval.references}
         self.named_titles = [paper.display_title for paper in papers if paper.pk in self.analysis.named_paper_ids]
+        if not self.analysis.named_paper_ids:
+            refs = [paper_ref(paper) for paper in papers]
+            self.absent = absent_paper(self.analysis.query, refs, venues=[p.venue for p in papers if p.venue])
         self.extractive = not llm.chat_model_configured()
         self._load_labels(papers)
         self.figures = await sync_to_async(figure_cards)({ref.paper_id for ref in self.retrieval.references})
@@ -701,6 +711,13 @@ class AnswerSession(StreamedAnswer):
             return
         retrieval = self.retrieval
         assert retrieval is not None
+        if self.absent is not None and retrieval.searched_papers:
+            # "How big is a chunk in the GFS paper?" in a project without GFS: other papers' passages
+            # about chunks would pass for what that paper says.
+            self.status = Status.NOT_STATED
+            for word in words(ABSENT_PAPER.format(name=self.absent)):
+                yield word
+            return
         if not retrieval.references:
             answer, self.status = REFUSAL, Status.NOT_STATED
             if not retrieval.searched_papers and not retrieval.indexing and not retrieval.failed:

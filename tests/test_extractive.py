@@ -34,7 +34,7 @@ from chat.extractive import (
 )
 from chat.prompts import REFUSAL
 from chat.question import PaperRef, analyse_question
-from chat.services import NO_PAPERS, answer_question, extractive_answer
+from chat.services import ABSENT_PAPER, NO_PAPERS, answer_question, extractive_answer
 from indexing.pdf import extract_text
 from indexing.retrieval import Reference
 from tests.conftest import shared_case, shared_paper
@@ -631,6 +631,22 @@ def test_a_question_naming_a_paper_none_of_whose_passages_qualifies_is_not_state
     )
     assert answer.references == []
     assert answer.status == "not_stated"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_question_about_a_paper_the_project_does_not_hold_says_so_instead_of_quoting_others(alice, indexed_paper):
+    from projects.services import add_papers_to_project, create_project
+
+    project = create_project(owner=alice, name="Locks")
+    pages = ["The lock service stores small files. Each chunk of a file is 256 KB, and the cell holds five replicas."]
+    add_papers_to_project(project=project, papers=[indexed_paper(alice, pages, title="Chubby")], user=alice)
+    answer = answer_question(project=project, user=alice, question="How big is a chunk in the GFS paper?")
+    assert answer.text == ABSENT_PAPER.format(name="GFS")
+    assert "[1]" not in answer.text
+    assert answer.status == "not_stated"
+    # The paper the project holds is answered from as before.
+    answer = answer_question(project=project, user=alice, question="How big is a chunk in the Chubby paper?")
+    assert "256 KB" in answer.text
 
 
 @pytest.mark.django_db(transaction=True)

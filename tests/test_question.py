@@ -7,6 +7,7 @@ from chat.prompts import Turn
 from chat.question import (
     AnswerType,
     PaperRef,
+    absent_paper,
     analyse_question,
     answer_name,
     asked_thing,
@@ -1172,3 +1173,20 @@ def test_the_name_an_answer_gives_is_one_its_question_did_not_say(quote, questio
 )
 def test_it_after_what_is_the_thing_is_that_thing(previous, follow_up, query):
     assert analyse(follow_up, (previous, ())).query == query
+
+
+@pytest.mark.parametrize(
+    ("question", "absent"),
+    [
+        ("How big is a chunk in the GFS paper?", None),
+        ("What does the Dynamo paper say about vector clocks?", "Dynamo"),
+        ("Who is the first author of the MapReduce paper?", "MapReduce"),
+        # Papers of the project, papers by position or venue, and no paper at all.
+        ("According to the Raft paper, how are leaders elected?", None),
+        ("What does the second paper say?", None),
+        ("What does the OSDI paper say about locks?", None),
+        ("How do leaders get elected?", None),
+    ],
+)
+def test_a_paper_called_by_a_name_no_project_paper_goes_by_is_absent(question, absent):
+    assert absent_paper(question, LIBRARY, venues=["OSDI 2006"]) == absent
