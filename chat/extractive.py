@@ -2041,7 +2041,8 @@ def choose_part_evidence(parts: Sequence[tuple[Sequence[Scored], QuestionAnalysi
     return PartEvidence(chosen, unanswered)
 
 
-def _listing(items: Sequence[str]) -> str:
+def joined_with_and(items: Sequence[str]) -> str:
+    """*items* as a list in prose: "A", "A and B", "A, B and C"."""
     items = list(items)
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
@@ -2112,8 +2113,8 @@ def asked_wording(analysis: QuestionAnalysis, missing: Sequence[str] = ()) -> st
     if missing:
         years = [name for name in missing if _ASKED_YEAR.fullmatch(name)]
         names = [name for name in missing if name not in years]
-        about = [f"anything about {_listing(names)}"] if names else []
-        return " or ".join(about + ([f"anything for {_listing(years)}"] if years else []))
+        about = [f"anything about {joined_with_and(names)}"] if names else []
+        return " or ".join(about + ([f"anything for {joined_with_and(years)}"] if years else []))
     noun = _asked_noun_phrase(_question_words(analysis), set(asked_terms(analysis.query)))
     kind = answer_type(analysis)
     wanted = f"the {noun} asked about" if noun else "what was asked"
@@ -2135,7 +2136,7 @@ def not_stated_in(analysis: QuestionAnalysis, titles: Sequence[str]) -> str:
     """The answer to a question naming papers (*titles*) none of whose passages was relevant
     enough to quote: "No passage of “The Chubby lock service ...” states the university asked
     about." The project covers the paper, so "the papers don't cover this question" would mislead."""
-    named = _listing([f"“{title}”" for title in titles])
+    named = joined_with_and([f"“{title}”" for title in titles])
     return f"No passage of {named} states {asked_wording(analysis)}: none was relevant enough to quote."
 
 
@@ -2162,7 +2163,7 @@ def not_stated_sentence(analysis: QuestionAnalysis, candidates: Sequence[Sentenc
         return _stem(word.lower()) in present and word.lower() not in _ASKING | _RELATING
 
     topic = phrases(lambda w: discussed(w) and _stem(w.lower()) not in asked) or phrases(discussed)
-    subject = _listing(topic[:4]) if topic else "related topics"
+    subject = joined_with_and(topic[:4]) if topic else "related topics"
     return f"The papers discuss {subject} but do not state {asked_wording(analysis, missing)}."
 
 
@@ -2380,17 +2381,17 @@ def compose_answer(
             if undefined:
                 gaps.append(f"The quotes mention {undefined}; none says what it is.")
             if missing:
-                gaps.append(f"The papers quoted here do not mention {_listing(missing)}.")
+                gaps.append(f"The papers quoted here do not mention {joined_with_and(missing)}.")
             # Quoted and not stating: said so of the quotes, lest the answer seem to contradict itself.
             if quoted_titles:
-                gaps.append(f"The passages quoted from {_listing(quoted_titles)} do not state it.")
+                gaps.append(f"The passages quoted from {joined_with_and(quoted_titles)} do not state it.")
             if unquoted_titles:
-                gaps.append(f"No passage retrieved from {_listing(unquoted_titles)} states it.")
+                gaps.append(f"No passage retrieved from {joined_with_and(unquoted_titles)} states it.")
             sentences += [AnswerSentence(text=gap, not_stated=True) for gap in gaps]
     else:
         line = not_stated_sentence(analysis, candidates, missing)
         if unmentioned:
-            line += f" No passage mentions {_listing(unmentioned)}."
+            line += f" No passage mentions {joined_with_and(unmentioned)}."
         head = [line, "Related passages (they do not answer the question):"]
         sentences = [AnswerSentence(text=line, not_stated=True)] + [replace(s, supported=False) for s in sentences]
         status = Status.NOT_STATED

@@ -96,6 +96,9 @@ class QuestionAnalysis:
     # quoted: what the follow-up asks next is often beside what was just quoted, and not the same.
     previous_pages: tuple[tuple[int, int], ...] = field(default=())
     said_before: tuple[str, ...] = field(default=())
+    # "And the other paper?" with several other papers in the project and none brought into the
+    # conversation: the candidates; the answer asks which one is meant.
+    unclear_papers: tuple[int, ...] = field(default=())
 
 
 # --- answer type ----------------------------------------------------------------------------------
@@ -905,6 +908,9 @@ class _Resolved:
     focus: tuple[int, ...]
     pool: tuple[int, ...]
     comparison: bool
+    # "the other paper" when the project has several other papers and the conversation brought in
+    # none of them: those papers, one of which the reader must name (`QuestionAnalysis.unclear_papers`).
+    unclear: tuple[int, ...] = ()
 
 
 # "Why?", "And how?", "Why so?": the previous question asked again with another question word.
@@ -1111,7 +1117,7 @@ def _resolve_references(
     cited: Sequence[int] = (),
     thing: str | None = None,
     answered: str | None = None,
-) -> tuple[str, list[int], bool, bool]:
+) -> tuple[str, list[int], bool, bool, tuple[int, ...]]:
     """Replace *question*'s references to papers of the *previous* turn by their names, or its "it"
     by the thing the previous turn asked to define ("What is an SSTable?" -> "How is it stored?" ->
     "How is the SSTable stored?"). *cited*: the papers the previous answer cited; *thing*: the
@@ -1123,6 +1129,7 @@ def _resolve_references(
     object means ("Did the reencountered strategy beat it?")."""
     pool = list(previous.pool)
     referred: list[int] = []
+    unclear: list[int] = []
     group = False
     names_own = bool(named_papers(question, papers)) or bool(_OWN_PAPERS.search(question))
     plural = thing or how_object(previous.query, papers)  # "Were they accurate?": the section gists
@@ -1173,7 +1180,13 @@ def _resolve_references(
                 return match.group(0)
             about = set(previous.focus or cited)
             chosen = [pid for pid in pool if pid not in about][:1]
-            chosen = chosen or [paper.paper_id for paper in papers if paper.paper_id not in about]
+            others = [paper.paper_id for paper in papers if paper.paper_id not in about]
+            if not chosen and len(others) >= 2 and match.group(0).casefold() != "the others":
+                # "And the other paper?" after a question about one paper of five: which one is meant
+                # is the reader's to say, not every other paper at once.
+                unclear.extend(pid for pid in others if pid not in unclear)
+                return match.group(0)
+            chosen = chosen or others
         if not chosen:
             return match.group(0)
         referred.extend(pid for pid in chosen if pid not in referred)
@@ -1208,12 +1221,12 @@ def _resolve_references(
     if term and (not referred or object_it) and not named_papers(question, papers) and _IT.search(text):
         named_term = list(named_papers(term, papers))
         if named_term:  # "What is PaperMage?" then "Who uses it?": the paper
-            return _IT.sub(_names(named_term, papers), text), named_term, True, group
+            return _IT.sub(_names(named_term, papers), text), named_term, True, group, tuple(unclear)
         # "What is an SSTable?" then "How is it stored?": "it" is the thing just defined, not a
         # paper; "What similarity score is used for linking?" then "How is it computed?": the score.
         # A name takes no article: "What happens to Wayfinder after a restart?".
         article = "" if term in (tool, answered) or (term[:1].isupper() and term[1:].islower()) else "the "
-        return _IT.sub(f"{article}{term}", text), referred, False, group
+        return _IT.sub(f"{article}{term}", text), referred, False, group, tuple(unclear)
     if (
         not referred
         and not named_papers(question, papers)
@@ -1244,7 +1257,7 @@ def _resolve_references(
         text = text[: its.start()] + f"{_names(previous.focus, papers)}'s" + text[its.end() :]
         referred.extend(previous.focus)
         subject_it = True
-    return text, referred, subject_it, group
+    return text, referred, subject_it, group, tuple(unclear)
 
 
 def content_terms(text: str, papers: Sequence[PaperRef]) -> tuple[str, ...]:
@@ -1580,7 +1593,9 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
     answered = None
     if answer is not None and answer.quotes and classify_answer_type(previous.query) == AnswerType.ENTITY:
         answered = answer_name(answer.quotes[0], previous.query, papers)
-    text, referred, subject_it, group = _resolve_references(question.strip(), previous, papers, cited, thing, answered)
+    text, referred, subject_it, group, unclear = _resolve_references(
+        question.strip(), previous, papers, cited, thing, answered
+    )
     new_papers = tuple(dict.fromkeys((*named_papers(text, papers), *referred)))
     own_terms = content_terms(_said_again(text), papers)
     # The topic of a question of several parts is its first part's ("How does Paper Plain find the
@@ -1605,7 +1620,7 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
             query = _asked_again(query, bare["wh"])
         focus = new_papers or previous.focus
         comparison = (len(focus) >= 2) or (not new_papers and previous.comparison)
-        return _Resolved(query=query, focus=focus, pool=previous.pool, comparison=comparison)
+        return _Resolved(query=query, focus=focus, pool=previous.pool, comparison=comparison, unclear=unclear)
 
     query = _DO_IT.sub(verb_phrase, text) if verb_phrase else text
     if thing and not new_papers and _TOPIC_PRONOUN.search(query):
@@ -1626,7 +1641,7 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
         focus = previous.focus
         query = _in_papers(query, focus, papers)
     comparison = group or is_comparison(query, named=max(_times_named(query, papers), len(referred)))
-    return _Resolved(query=query, focus=focus, pool=previous.pool, comparison=comparison)
+    return _Resolved(query=query, focus=focus, pool=previous.pool, comparison=comparison, unclear=unclear)
 
 
 def analyse_question(question: str, *, history: Sequence[Turn], papers: Sequence[PaperRef]) -> QuestionAnalysis:
@@ -1654,6 +1669,7 @@ def analyse_question(question: str, *, history: Sequence[Turn], papers: Sequence
         broad=is_broad(resolved.query, names_a_paper=bool(resolved.focus)),
         rewritten=rewritten,
         key_terms=content_terms(resolved.query, papers),
+        unclear_papers=resolved.unclear,
     )
     if len(focus) >= 2 and relates_papers(resolved.query, focus, papers):
         # How papers bear on one another is stated where one names another: "It produces a result

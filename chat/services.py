@@ -47,6 +47,7 @@ from chat.extractive import (
     compose_answer,
     embed_candidates,
     fallback_candidates,
+    joined_with_and,
     not_stated_in,
     not_stated_sentence,
     score_candidates,
@@ -577,6 +578,7 @@ class StreamedAnswer:
 
 
 NO_PAPERS = "This project has no papers yet: add papers to it, then ask again."
+WHICH_OTHER_PAPER = "Which paper do you mean? This project's other papers are {papers}: ask again naming one."
 ABSENT_PAPER = (
     "This project has no paper called “{name}”, so its papers cannot say what that paper states. "
     "Add the paper to the project, or ask without naming it."
@@ -619,6 +621,8 @@ class AnswerSession(StreamedAnswer):
     metadata_answer: MetadataAnswer | None = None
     # A paper the question calls by a name no project paper goes by ("the GFS paper"): `absent_paper`.
     absent: str | None = None
+    # "And the other paper?" with several other papers: their titles (`QuestionAnalysis.unclear_papers`).
+    unclear_titles: list[str] = field(default_factory=list)
 
     async def _prepare(self) -> dict[str, Any]:
         if self.persist:
@@ -648,6 +652,7 @@ class AnswerSession(StreamedAnswer):
         self.retrieval = await in_answer_pool(_retrieve)(papers if scope is None else scope.papers, self.analysis)
         self.references = {ref.n: ref for ref in self.retrieval.references}
         self.named_titles = [paper.display_title for paper in papers if paper.pk in self.analysis.named_paper_ids]
+        self.unclear_titles = [p.display_title for p in papers if p.pk in self.analysis.unclear_papers]
         if not self.analysis.named_paper_ids:
             refs = [paper_ref(paper) for paper in papers]
             self.absent = absent_paper(self.analysis.query, refs, venues=[p.venue for p in papers if p.venue])
@@ -711,6 +716,14 @@ class AnswerSession(StreamedAnswer):
             return
         retrieval = self.retrieval
         assert retrieval is not None
+        if self.unclear_titles:
+            # Which of several papers "the other paper" is, the reader says: asking them all at once
+            # answers another question.
+            self.status = Status.NOT_STATED
+            listing = joined_with_and([f"“{title}”" for title in self.unclear_titles])
+            for word in words(WHICH_OTHER_PAPER.format(papers=listing)):
+                yield word
+            return
         if self.absent is not None and retrieval.searched_papers:
             # "How big is a chunk in the GFS paper?" in a project without GFS: other papers' passages
             # about chunks would pass for what that paper says.

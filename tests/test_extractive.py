@@ -34,7 +34,7 @@ from chat.extractive import (
 )
 from chat.prompts import REFUSAL
 from chat.question import PaperRef, analyse_question
-from chat.services import ABSENT_PAPER, NO_PAPERS, answer_question, extractive_answer
+from chat.services import ABSENT_PAPER, NO_PAPERS, WHICH_OTHER_PAPER, answer_question, extractive_answer
 from indexing.pdf import extract_text
 from indexing.retrieval import Reference
 from tests.conftest import shared_case, shared_paper
@@ -647,6 +647,26 @@ def test_a_question_about_a_paper_the_project_does_not_hold_says_so_instead_of_q
     # The paper the project holds is answered from as before.
     answer = answer_question(project=project, user=alice, question="How big is a chunk in the Chubby paper?")
     assert "256 KB" in answer.text
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_other_paper_among_several_is_asked_about_not_guessed(alice, indexed_paper):
+    from projects.services import add_papers_to_project, create_project
+
+    project = create_project(owner=alice, name="Consensus")
+    papers = [
+        indexed_paper(alice, [f"{name} elects a leader with randomized timeouts of {ms} ms."], title=name)
+        for name, ms in (("Raft", 150), ("Zab", 200), ("Viewstamped", 300))
+    ]
+    add_papers_to_project(project=project, papers=papers, user=alice)
+    first = answer_question(project=project, user=alice, question="How does Raft elect a leader?", chat=True)
+    assert "150 ms" in first.text
+    answer = answer_question(project=project, user=alice, question="And the other paper?", chat=True)
+    assert answer.text in {
+        WHICH_OTHER_PAPER.format(papers=f"\u201c{a}\u201d and \u201c{b}\u201d")
+        for a, b in (("Zab", "Viewstamped"), ("Viewstamped", "Zab"))
+    }
+    assert answer.status == "not_stated"
 
 
 @pytest.mark.django_db(transaction=True)

@@ -671,13 +671,17 @@ def test_what_about_a_described_paper_asks_the_previous_question_about_it():
     assert analysis.query == f"How many participants took part in \u201c{DESKS.title}\u201d?"  # not "SDAPOW"
 
 
-def test_the_other_paper_is_never_the_one_just_asked_about():
-    # The answer cited only the nurse study, and the project has two more: "the other paper" is those.
+def test_the_other_paper_among_several_is_never_the_one_just_asked_about_and_left_to_the_reader():
+    # The answer cited only the nurse study, and the project has two more: which one is "the other
+    # paper" the reader says (the answer asks), never the nurse study itself.
     analysis = analyse_in(STUDIES, "And the other paper?", ("Who funded the nurse study?", (11,)))
-    assert analysis.named_paper_ids == (12, 9)
+    assert set(analysis.unclear_papers) == {12, 9}
     # A question naming no paper is about the papers its answer cited.
     analysis = analyse_in(STUDIES, "And the other paper?", ("How many office workers took part?", (12,)))
-    assert 12 not in analysis.named_paper_ids and analysis.named_paper_ids
+    assert 12 not in analysis.unclear_papers and analysis.unclear_papers
+    # With one other paper in the project, that one.
+    two = analyse_in(STUDIES[:2], "And the other paper?", ("Who funded the nurse study?", (11,)))
+    assert two.unclear_papers == () and two.named_paper_ids
 
 
 # --- bare question words and "that" as a subject --------------------------------------------------
