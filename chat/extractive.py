@@ -258,7 +258,9 @@ _SIGNPOST = re.compile(
     r"present|outline)\b[^.;:]*\b(?:below|later(?: in (?:this|the) paper)?|in the (?:following|next) "
     r"(?:sections?|paragraphs?|subsections?)|in what follows)\W*$|^see below\b|"
     # "The master executes the following steps at startup.": it announces a list, which it ends before.
-    r"\b(?:the|these) following (?:\w+ )?(?:steps|phases|stages|rules|ways|reasons|properties|"
+    # (unless it counts them: "... operates in the following two phases" answers "How many phases?")
+    r"\b(?:the|these) following (?!(?:two|three|four|five|six|seven|eight|nine|ten|\d+)\b)"
+    r"(?:\w+ )?(?:steps|phases|stages|rules|ways|reasons|properties|"
     r"guarantees|requirements|components|operations|cases|tasks)\b[^.;:]{0,40}[.:]?\s*$",
     re.IGNORECASE,
 )

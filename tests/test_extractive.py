@@ -1053,7 +1053,7 @@ def test_a_count_of_people_is_stated_by_any_noun_for_them():
         "Details for these steps are provided below.",
         "We describe each step in the following sections.",
         "The master executes the following steps at startup.",
-        "Putting them together, the algorithm operates in the following two phases.",
+        "The master executes the following startup steps.",
     ],
 )
 def test_sentences_about_the_papers_own_sections_and_figures_are_signposts(text):
@@ -1067,6 +1067,8 @@ def test_sentences_about_the_papers_own_sections_and_figures_are_signposts(text)
         "Raft elects a leader (Figure 4) with votes.",
         "As described below, the master pings every worker.",
         "The master executes the following steps at startup. (1) The master grabs a unique lock.",
+        # How many it announces is a fact: "How many phases does Paxos have?"
+        "Putting them together, the algorithm operates in the following two phases.",
     ],
 )
 def test_a_sentence_that_cites_a_section_while_stating_a_fact_is_no_signpost(text):
