@@ -229,7 +229,11 @@ _BOILERPLATE = re.compile(
 _ACKNOWLEDGEMENT = re.compile(
     r"^(?:finally,? |also,? )?(?:we|the authors?) (?:would (?:also )?like to |also )?"
     r"(?:thank|acknowledge|are grateful)|\b(?:research|work|project|study|trial) (?:was|is) (?:partially |partly |"
-    r"in part )?(?:supported|funded|sponsored|financed)(?: in part| partly)? by\b",
+    r"in part )?(?:supported|funded|sponsored|financed)(?: in part| partly)? by\b"
+    # "The user study would not have been possible without the support of ...", "Chris Wilhelm
+    # provided feedback on papermage's design ...", "We are grateful to ...", "Thanks to ..."
+    r"|\bwould not have been possible without\b|\b(?:provided|gave|offered) (?:\w+ )?(?:feedback|comments)\b"
+    r"|\b(?:are|is|am) (?:very |also |deeply )?(?:grateful|indebted)\b|^(?:many )?thanks (?:also )?to\b",
     re.IGNORECASE,
 )
 _ASKS_FUNDING = re.compile(

@@ -1001,6 +1001,9 @@ def test_a_compound_question_whose_second_part_no_passage_states_is_partly_answe
         "We thank our teammates at the lab for their help with the data on this project.",
         "Finally, we thank the infrastructure team for assisting with data access and storage.",
         "This work was supported in part by a grant from the national science foundation.",
+        "The user study would not have been possible without the support of the students of CS 240.",
+        "Chris Wilhelm provided feedback on the toolkit's design and implemented faster indexing.",
+        "We are grateful to the anonymous reviewers for their careful reading of the draft.",
     ],
 )
 def test_copyright_notices_and_acknowledgements_are_not_quoted_for_other_questions(text):
