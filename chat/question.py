@@ -1357,6 +1357,11 @@ _WHAT_HAPPENED = re.compile(
 )
 
 
+# "the ones that lasted longer", "the ones with ...": things of the kind the previous question counted.
+_THE_ONES = re.compile(r"\b(?:the|those)\s+(?P<ones>ones)\b", re.IGNORECASE)
+_HOW_MANY_PLURAL = re.compile(r"\bhow\s+many\s+(?P<things>(?-i:[a-z])[\w-]*s)\b", re.IGNORECASE)
+
+
 def _shares_terms(phrase: str, previous: str, papers: Sequence[PaperRef]) -> bool:
     """Whether *phrase* repeats a content term of the question *previous* (either number)."""
     said = {plural_stem(term.casefold()) for term in content_terms(previous, papers)}
@@ -1508,6 +1513,12 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
         return standalone
     index = max(i for i, t in enumerate(history) if t is previous_question)
     answer = history[index + 1] if index + 1 < len(history) else None
+    ones = _THE_ONES.search(question)
+    counted = _HOW_MANY_PLURAL.search(previous_question.text)
+    if ones is not None and counted is not None:
+        # "What caused the ones that lasted longer than 30 seconds?" after "How many outages were
+        # recorded?": the outages.
+        question = f"{question[: ones.start('ones')]}{counted['things']}{question[ones.end('ones') :]}"
     contrast = _WHAT_HAPPENED.match(question)
     if contrast is not None and not _shares_terms(contrast["phrase"], previous_question.text, papers):
         contrast = None  # "What happens when a leader fails?" is a question of its own

@@ -1194,3 +1194,10 @@ def test_it_after_what_is_the_thing_is_that_thing(previous, follow_up, query):
 )
 def test_a_paper_called_by_a_name_no_project_paper_goes_by_is_absent(question, absent):
     assert absent_paper(question, LIBRARY, venues=["OSDI 2006"]) == absent
+
+
+def test_the_ones_after_a_count_are_the_things_counted():
+    previous = ("How many outages did the Chubby cells record?", (CHUBBY.paper_id,))
+    analysis = analyse("What caused the ones that lasted longer than 30 seconds?", previous)
+    assert analysis.query == "What caused the outages that lasted longer than 30 seconds in Chubby?"
+    assert analysis.named_paper_ids == (CHUBBY.paper_id,)
