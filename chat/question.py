@@ -206,6 +206,12 @@ _WHAT_IS_THE_THING = re.compile(
     r"(?=\s*(?:[?.!,]|$|\b(?:in|of|for|on|with|that|when|used|at)\b))",
     re.IGNORECASE,
 )
+# "What do GFS shadow masters offer while ...?": the things that act (a paper's name before them left out).
+_WHAT_DO_THINGS = re.compile(
+    r"^what\s+(?:do|did)\s+(?:(?-i:[A-Z])[\w-]*\s+)?(?P<thing>(?:(?-i:[a-z])[\w-]*\s+)?(?-i:[a-z])[\w-]*[^s\W]s)"
+    r"\s+(?-i:[a-z])+\b",
+    re.IGNORECASE,
+)
 # "How is the similarity score (for linking bibliography entries) computed?", "Why are leases
 # renewed ...": the thing a passive how/why question is about, at most seven words between the
 # verb and its participle.
@@ -328,7 +334,8 @@ def _referent(question: str, papers: Sequence[PaperRef]) -> str | None:
     """What "it" of a follow-up to *question* may stand for: its `asked_thing`, or the thing after
     "What is the" ("What's the chunk size in Bigtable?" -> "chunk size"; "What is the problem with
     the simplest lock recipe?" -> "problem with the simplest lock recipe")."""
-    return asked_thing(question, papers) or _thing_of(question, papers, (_WHAT_IS_THE_THING,))
+    plain = re.sub("(?<!\\w)['\u2018]|['\u2019](?!\\w)|[\"\u201c\u201d]", "", question)  # "GFS 'shadow' masters"
+    return asked_thing(question, papers) or _thing_of(plain, papers, (_WHAT_IS_THE_THING, _WHAT_DO_THINGS))
 
 
 def _thing_of(question: str, papers: Sequence[PaperRef], patterns: Sequence[re.Pattern[str]]) -> str | None:

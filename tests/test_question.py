@@ -1201,3 +1201,9 @@ def test_the_ones_after_a_count_are_the_things_counted():
     analysis = analyse("What caused the ones that lasted longer than 30 seconds?", previous)
     assert analysis.query == "What caused the outages that lasted longer than 30 seconds in Chubby?"
     assert analysis.named_paper_ids == (CHUBBY.paper_id,)
+
+
+def test_they_after_what_do_things_do_are_those_things():
+    previous = ("What do GFS 'shadow' masters offer while the primary master is down?", (GFS.paper_id,))
+    analysis = analyse("How far behind the primary can they be?", previous)
+    assert analysis.query == "How far behind the primary can the shadow masters be in GFS?"
