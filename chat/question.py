@@ -59,6 +59,7 @@ class PaperRef:
     first_author: str = ""
     year: int | None = None
     abstract: str = ""
+    venue: str = ""  # "OSDI 2006": "the OSDI paper" calls a paper by it
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,9 @@ class QuestionAnalysis:
     # "And the other paper?" with several other papers in the project and none brought into the
     # conversation: the candidates; the answer asks which one is meant.
     unclear_papers: tuple[int, ...] = field(default=())
+    # A paper the question calls by a name none of the project's papers goes by ("the GFS paper"):
+    # `absent_paper`; None when it names none, or names papers of the project.
+    absent_name: str | None = None
 
 
 # --- answer type ----------------------------------------------------------------------------------
@@ -743,11 +747,12 @@ _CALLED_PAPER = re.compile(
 )
 
 
-def absent_paper(question: str, papers: Sequence[PaperRef], venues: Collection[str] = ()) -> str | None:
+def absent_paper(question: str, papers: Sequence[PaperRef]) -> str | None:
     """The name of a paper *question* asks about by name ("the GFS paper") that none of *papers*
     goes by: the project does not hold it, so no passage of its papers can say what that paper
-    states. None when it names none, or only papers of the project. *venues*: the project papers'
-    venues ("the OSDI paper" picks one of them)."""
+    states. None when it names none, or only papers of the project; a paper's venue is a name it
+    goes by ("the OSDI paper" picks one of them)."""
+    venues = [paper.venue for paper in papers if paper.venue]
     for match in _CALLED_PAPER.finditer(question):
         name = match["name"]
         words = {word.casefold() for word in name.split()}
@@ -1688,6 +1693,7 @@ def analyse_question(question: str, *, history: Sequence[Turn], papers: Sequence
         rewritten=rewritten,
         key_terms=content_terms(resolved.query, papers),
         unclear_papers=resolved.unclear,
+        absent_name=None if focus else absent_paper(resolved.query, papers),
     )
     if len(focus) >= 2 and relates_papers(resolved.query, focus, papers):
         # How papers bear on one another is stated where one names another: "It produces a result

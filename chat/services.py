@@ -60,7 +60,6 @@ from chat.prompts import REFUSAL, Turn, answered_turns, build_messages, trim_his
 from chat.question import (
     PaperRef,
     QuestionAnalysis,
-    absent_paper,
     analyse_question,
     cut_mentions,
     defined_term,
@@ -238,6 +237,7 @@ def paper_ref(paper: Paper) -> PaperRef:
         first_author=first_author(paper.cited.authors_text),
         year=paper.cited.year,
         abstract=paper.abstract[:1500],
+        venue=paper.venue,
     )
 
 
@@ -619,8 +619,6 @@ class AnswerSession(StreamedAnswer):
     # Paper id -> "2 pages of X could not be read", for the project's papers with unreadable pages.
     unreadable: dict[int, str] = field(default_factory=dict)
     metadata_answer: MetadataAnswer | None = None
-    # A paper the question calls by a name no project paper goes by ("the GFS paper"): `absent_paper`.
-    absent: str | None = None
     # "And the other paper?" with several other papers: their titles (`QuestionAnalysis.unclear_papers`).
     unclear_titles: list[str] = field(default_factory=list)
 
@@ -653,9 +651,6 @@ class AnswerSession(StreamedAnswer):
         self.references = {ref.n: ref for ref in self.retrieval.references}
         self.named_titles = [paper.display_title for paper in papers if paper.pk in self.analysis.named_paper_ids]
         self.unclear_titles = [p.display_title for p in papers if p.pk in self.analysis.unclear_papers]
-        if not self.analysis.named_paper_ids:
-            refs = [paper_ref(paper) for paper in papers]
-            self.absent = absent_paper(self.analysis.query, refs, venues=[p.venue for p in papers if p.venue])
         self.extractive = not llm.chat_model_configured()
         self._load_labels(papers)
         self.figures = await sync_to_async(figure_cards)({ref.paper_id for ref in self.retrieval.references})
@@ -724,11 +719,12 @@ class AnswerSession(StreamedAnswer):
             for word in words(WHICH_OTHER_PAPER.format(papers=listing)):
                 yield word
             return
-        if self.absent is not None and retrieval.searched_papers:
+        absent = self.analysis.absent_name if self.analysis is not None else None
+        if absent is not None and retrieval.searched_papers:
             # "How big is a chunk in the GFS paper?" in a project without GFS: other papers' passages
             # about chunks would pass for what that paper says.
             self.status = Status.NOT_STATED
-            for word in words(ABSENT_PAPER.format(name=self.absent)):
+            for word in words(ABSENT_PAPER.format(name=absent)):
                 yield word
             return
         if not retrieval.references:

@@ -1,6 +1,8 @@
 """Question analysis (`chat.question`): named papers, comparison intent, answer types, key terms and
 the deterministic follow-up rewrite. Pure functions: no database, no model."""
 
+import dataclasses
+
 import pytest
 
 from chat.prompts import Turn
@@ -1193,7 +1195,9 @@ def test_it_after_what_is_the_thing_is_that_thing(previous, follow_up, query):
     ],
 )
 def test_a_paper_called_by_a_name_no_project_paper_goes_by_is_absent(question, absent):
-    assert absent_paper(question, LIBRARY, venues=["OSDI 2006"]) == absent
+    library = [*LIBRARY[:-1], dataclasses.replace(LIBRARY[-1], venue="OSDI 2006")]
+    assert absent_paper(question, library) == absent
+    assert analyse_in(library, question).absent_name == absent
 
 
 def test_the_ones_after_a_count_are_the_things_counted():
