@@ -1284,9 +1284,9 @@ def asked_measure(question: str) -> str:
     question = _QUOTED_TITLE.sub(" ", question)  # "... in \u201cSleep Onset Latency ...\u201d": no time asked
     if _CHANGE_BY.search(question):
         return ""
-    counted = _HOW_MANY_NOUN.match(question)
     if _HOW_MANY_TIMES.search(question):
         return "count"
+    counted = _HOW_MANY_NOUN.match(question)
     if counted is not None and counted["noun"].casefold() not in _UNITS:
         return "count"  # "How many rounds until ninety-nine percent of nodes learn it?": rounds, not a share
     return next((name for name, pattern, _ in _MEASURE_WORDS if pattern.search(question)), "")
