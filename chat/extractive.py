@@ -789,11 +789,13 @@ _SYMBOLIC_COUNT = re.compile(
     r"(?<![\w(=/.-])(?:\d+[a-z]|[b-hj-zB-HJ-Z])(?:\s*[+\u2212-]\s*\d+)?(?:\s+(?!of\b|the\b)[a-z][\w-]*){0,2}?\s+([a-z]{2,}s)\b"
     r"(?<!\bis)(?<!\bas)(?<!\bhas)(?<!\bwas)"
 )
-# A time in words ("for one week", "a few days", "several hours"): a duration with no digit. Not
-# "a day": "millions of requests a day" is a rate.
+# A time in words ("for one week", "a few days", "several hours", "well under a second"): a
+# duration with no digit. Not "a day": "millions of requests a day" is a rate; not "a second
+# replica", an ordinal: "a second" is a duration only after a word that bounds a time.
 _WORD_DURATION = re.compile(
-    r"\b(?:one|(?:a\s+)?few|several|" + "|".join(_WORD_NUMBERS) + r")\s+(?:full\s+)?"
-    r"(?:weeks?|days?|hours?|months?|minutes?|seconds?|years?)\b",
+    r"\b(?:(?:one|(?:a\s+)?few|several|" + "|".join(_WORD_NUMBERS) + r")\s+(?:full\s+)?"
+    r"(?:weeks?|days?|hours?|months?|minutes?|seconds?|years?)|"
+    r"(?:under|within|than|about|around|roughly|for)\s+(?:half\s+)?an?\s+(?:second|minute|hour)(?!\s+[a-z]))\b",
     re.IGNORECASE,
 )
 
@@ -1301,7 +1303,8 @@ _PEOPLE = frozenset(
     "individual individuals child children adolescent adolescents teenager teenagers student students pupil "
     "pupils adult adults patient patients nurse nurses employee employees teacher teachers parent parents "
     "infant infants man men woman women resident residents clinician clinicians physician physicians "
-    "doctor doctors reader readers researcher researchers expert experts sample samples cohort cohorts".split()
+    "doctor doctors reader readers researcher researchers expert experts sample samples cohort cohorts "
+    "crowdworker crowdworkers upworker upworkers turker turkers".split()
 )
 
 

@@ -482,6 +482,8 @@ def test_a_time_in_words_answers_a_how_long_question():
     assert quantity_fit("We pretrain it on a single TPU for one week.", "time") == 1.0
     assert quantity_fit("The run took a few days on eight machines.", "time") == 1.0
     assert quantity_fit("The nodes handle millions of requests a day.", "time") == 0.0
+    assert quantity_fit("Changes show up in the mirrors in well under a second.", "time") == 1.0
+    assert quantity_fit("It keeps a second replica for reads.", "time") == 0.0
     assert quantity_fit("We pretrain it on a single TPU.", "time") == 0.0
     assert quantities("It ran for 2 weeks.") == [Quantity(2, 2, "week")]
     refs = [
@@ -936,6 +938,7 @@ def test_a_number_in_the_wrong_unit_does_not_answer_a_quantity_question():
     assert quantity_fit("By default, we store three replicas.", "count", replicas) == 1.0
     people = asked_terms("How many people took part in the lab study?")
     assert quantity_fit("We recruited a total of ten participants.", "count", people) == 1.0
+    assert quantity_fit("We hired twenty Upworkers for the study.", "count", people) == 1.0
     assert quantity_fit("The lab study compared CiteSee with three baselines.", "count", people) == 0.5
     assert quantity_fit("Four of them chose Topic 1 and Study 2.", "count", people) == 0.5
     assert quantity_fit("Each participant (N=10) read four papers.", "count") == 1.0
