@@ -60,6 +60,8 @@ MIN_ROW_CHARS = 4
 MAX_LINE_CHARS = 160
 MIN_CJK_CHARS = 6
 MAX_SENTENCE_CHARS = 500
+# A quotable sentence has at least this share of letters among its characters that are not spaces.
+MIN_LETTER_SHARE = 0.62
 # A paper is quoted when its best candidate scores at least this share of the overall best.
 RELATIVE_BAR = 0.85
 # A quoted paper may give more quotes (up to MAX_QUOTES_FIRST for the best paper, MAX_QUOTES_OTHER
@@ -108,7 +110,10 @@ _BULLETS = "\u2022\u25e6\u25aa\u2023\u2043"
 # A sentence ends at a stop, or at a footnote mark right after one ("... or Wiktionary.6 The extraction ...").
 _SPLIT = re.compile(
     rf"(?<=[.!?]){_ABBREVIATIONS}\s+(?=[A-Z(\[]|\d+[A-Z])|(?<=[a-z][.!?]\d)\s+(?=[A-Z][a-z])|"
-    rf"(?<=[a-z][.!?]\d\d)\s+(?=[A-Z][a-z])|(?<=[{_CJK_STOPS}])|\s+(?=[{_BULLETS}]\s)"
+    rf"(?<=[a-z][.!?]\d\d)\s+(?=[A-Z][a-z])|(?<=[{_CJK_STOPS}])|\s+(?=[{_BULLETS}]\s)|"
+    # A figure's axis labels or a table's cells that the text layer ran on after a sentence
+    # ("... 2,000 total requests in process. 90000 80000 70000 ...", "... 9 servers. # of clients").
+    rf"(?<=[a-z][.!?])\s+(?=#\s|\d[\d.,]*\s+\d)"
 )
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _HEADER = "Extractive answer (sentences quoted from the papers; no chat model is configured):"
@@ -212,6 +217,8 @@ _BIBLIOGRAPHY = re.compile(
 # A paper's own reference marker in a quote: a word joiner after "[" keeps it verbatim on screen
 # while neither our parser nor the browser reads it as a citation.
 _QUOTED_MARKER = re.compile(r"\[ref ([^\]]+)\]")
+# A parenthetical author-year citation: "(Shen et al., 2021)", "(Neumann et al., 2019; Lo, 2020)".
+_AUTHOR_YEAR = re.compile(r"\((?=[^()]*[A-Z][a-z])[^()]*?,\s*(?:19|20)\d\d[a-z]?(?:;[^()]*)?\)")
 _CITATION_LINE = re.compile(r"\b(?:19|20)\d\d[a-z]?\b|\bIn Proc|\bProceedings\b|\bpp\.|\bvol\.|\bet al\.")
 # Two or more names in a row, each followed by a comma: an author list.
 _NAME_LIST = re.compile(r"(?:[A-Z][\w'\u2019.-]*(?:\s+[A-Z][\w'\u2019.-]*){0,2},\s*(?:and\s+)?){2,}")
@@ -300,7 +307,8 @@ def looks_like_bibliography(text: str) -> bool:
     lines = [line for line in text.split("\n") if line.strip()]
     if len(lines) < MIN_BIBLIOGRAPHY_LINES:
         return False
-    citing = sum(bool(_CITATION_LINE.search(line)) for line in lines)
+    # "(Shen et al., 2021)" in running text cites from prose; a reference list prints the year bare.
+    citing = sum(bool(_CITATION_LINE.search(_AUTHOR_YEAR.sub("", line))) for line in lines)
     if citing >= 0.3 * len(lines):
         return True
     # An entry with many authors: most lines are lists of names ("Fangzhou Hu, Regan Huff, Daniel King,").
@@ -450,7 +458,8 @@ _FOOTNOTE_NUMBER = re.compile(
 
 
 # A stop, or a stop with a footnote mark after it ("... or Wiktionary.6").
-_SENTENCE_END = re.compile(r"[.!?]$|(?<=[a-z][.!?])\d{1,2}$")
+# A stop may stand inside a closing bracket or quote: "(The constant factors ... are small.)".
+_SENTENCE_END = re.compile(r"[.!?][)\]\"\u201d\u2019']?$|(?<=[a-z][.!?])\d{1,2}$")
 
 
 def is_quotable(text: str, *, acknowledgements: bool = False) -> bool:
@@ -468,7 +477,10 @@ def is_quotable(text: str, *, acknowledgements: bool = False) -> bool:
         return False
     letters = sum(ch.isalpha() for ch in text)
     digits = sum(ch.isdigit() for ch in text)
-    if letters < 0.55 * len(text) or digits > 0.2 * len(text):
+    # Letters against the characters that are not spaces: a short sentence with a figure in it
+    # ("Participants' age ranged from 19 to 67 (\u03bc = 35.04).") is prose; a table row is not.
+    visible = len(text) - text.count(" ")
+    if letters < MIN_LETTER_SHARE * visible or digits > 0.2 * len(text):
         return False
     if not acknowledgements and _ACKNOWLEDGEMENT.search(text):
         return False
@@ -513,6 +525,22 @@ def _quote(text: str) -> str:
     return _QUOTED_MARKER.sub(lambda m: f"[\u2060{m.group(1)}]", text)
 
 
+# A section number glued after a sentence's stop by the text layer ("... serving the key. 4.2").
+_TRAILING_SECTION = re.compile(r"(?<=[.!?])\s+\d+(?:\.\d+)+$")
+# The end of a list item: a stop, or a semicolon with "and"/"or" after it.
+_ITEM_END = re.compile(r"\s*(?:[;,]\s*(?:and|or))?\s*[;.]?$")
+
+
+def _bulleted(split: str) -> bool:
+    return split.strip()[:1] in _BULLETS
+
+
+def _as_sentence(item: str) -> str:
+    """A list item (*item*) read as a sentence, to test it for `is_quotable`: capitalised, and
+    ending in a stop where it ends in a semicolon ("check digits that ... are created;")."""
+    return item[:1].upper() + _ITEM_END.sub("", item[1:]) + "."
+
+
 # A title shorter than this ("Raft") may open a sentence of prose; a longer one opens the title block.
 MIN_TITLE_BLOCK_CHARS = 20
 
@@ -537,14 +565,21 @@ def candidate_sentences(references: Sequence[Reference], *, acknowledgements: bo
             # A table row's header line, a sentence's run-in heading: matched, not quoted.
             headers: dict[str, str] = {}
             for k, raw in enumerate(splits):
-                whole = raw.strip().lstrip(_BULLETS).strip()
+                whole = _TRAILING_SECTION.sub("", raw.strip().lstrip(_BULLETS).rstrip(_BULLETS + " ").strip())
                 text = without_run_in_heading(whole)
                 # "... the harmonic mean between a Jaccard index and a containment metric:" before
-                # display math is a whole sentence that introduces it.
-                introduces_math = math_after and k == len(splits) - 1 and text.endswith(":")
-                quotable = is_quotable(text, acknowledgements=acknowledgements) or (
-                    introduces_math and is_quotable(text[:-1] + ".", acknowledgements=acknowledgements)
+                # display math, or "... is reliable (but not necessarily FIFO):" before a bulleted
+                # list, is a whole sentence that introduces it.
+                introduces = text.endswith(":") and (
+                    (math_after and k == len(splits) - 1) or (k + 1 < len(splits) and _bulleted(splits[k + 1]))
                 )
+                quotable = is_quotable(text, acknowledgements=acknowledgements) or (
+                    introduces and is_quotable(text[:-1] + ".", acknowledgements=acknowledgements)
+                )
+                if not quotable and _bulleted(raw) and text:
+                    # A list item goes on its list's opening sentence ("Handles include: \u2022 check
+                    # digits that prevent clients from guessing handles, ...;"): quotable as a sentence.
+                    quotable = is_quotable(_as_sentence(text), acknowledgements=acknowledgements)
                 if text and quotable:
                     found.append((k, text))
                     if text != whole:

@@ -222,6 +222,63 @@ def test_a_reference_list_is_never_quoted_as_evidence():
     assert candidate_sentences([reference(1, 1, bibliography)]) == []
 
 
+def test_prose_that_cites_in_author_year_style_is_no_reference_list():
+    # A table of components, each line citing "(Name et al., 2019)", is the paper's own text.
+    text = (
+        "SentencePredictor wraps sciSpaCy (Neumann et al., 2019) and\n"
+        "PySBD (Sadvilkar and Neumann, 2020) to segment sentences.\n"
+        "WordPredictor is a custom scikit-learn model to identify broken words split across PDF lines.\n"
+        "BoxPredictor wraps models from LayoutParser (Shen et al., 2021), which\n"
+        "provides vision models like EfficientDet (Tan et al., 2020)."
+    )
+    texts = [s.text for s in candidate_sentences([reference(1, 1, text)])]
+    assert "WordPredictor is a custom scikit-learn model to identify broken words split across PDF lines." in texts
+
+
+def test_list_items_and_the_sentence_opening_a_list_are_candidates():
+    text = (
+        "Clients open nodes to obtain handles. Handles include:\n"
+        "\u2022 check digits that prevent clients from creating or guessing handles, so access control checks "
+        "are performed only when handles are created;\n"
+        "\u2022 a sequence number that tells a master whether it generated the handle.\n"
+        "We assume that messaging between processes is reliable (but not necessarily FIFO):\n"
+        "\u2022 a message sent to a non-faulty process is eventually received; \u2022\n"
+    )
+    texts = [s.text for s in candidate_sentences([reference(1, 1, text)])]
+    assert (
+        "check digits that prevent clients from creating or guessing handles, so access control checks "
+        "are performed only when handles are created;" in texts
+    )
+    assert "a sequence number that tells a master whether it generated the handle." in texts
+    assert "We assume that messaging between processes is reliable (but not necessarily FIFO):" in texts
+    assert "a message sent to a non-faulty process is eventually received;" in texts
+    assert "Handles include:" not in texts  # too short to be a sentence of its own
+
+
+def test_figure_numbers_and_section_numbers_glued_after_a_sentence_are_cut_off():
+    text = (
+        "The average request latency is 1.2ms for three servers and 1.4ms for 9 servers. # of clients # of "
+        "barriers 50 100 200 9.4 19.8 41.0",
+        "It applies a MD5 hash on the key to generate a 128-bit identifier. 4.2",
+        "For these experiments, we configured the servers to have a maximum of 2,000 total requests in process. "
+        "90000 80000 70000 60000 0 20 40 60 Operations per second Throughput of",
+    )
+    texts = [s.text for s in candidate_sentences([reference(n, 1, part) for n, part in enumerate(text, 1)])]
+    assert (
+        "For these experiments, we configured the servers to have a maximum of 2,000 total requests in process."
+        in texts
+    )
+    assert "The average request latency is 1.2ms for three servers and 1.4ms for 9 servers." in texts
+    assert "It applies a MD5 hash on the key to generate a 128-bit identifier." in texts
+    assert not any("90000" in text or "barriers" in text for text in texts)
+
+
+def test_a_sentence_in_brackets_or_with_a_figure_in_it_is_quotable():
+    assert is_quotable("(The constant factors for memory usage are small: about one byte per task pair.)")
+    assert is_quotable("Participants\u2019 age ranged from 19 to 67 (\u03bc = 35.04).")
+    assert not is_quotable("Marlin 0.850 0.760 0.802 and Kestrel 0.710 0.910 0.798.")
+
+
 def test_table_rows_and_short_lines_are_candidates_quoted_as_lines():
     text = (
         "Table 1 lists precision, recall and F1 of the linkers.\n"
