@@ -377,6 +377,70 @@ def select_passages(
     return [qualifying[position] for position in sorted(chosen)]
 
 
+# A sentence's end: a stop (with any closing quote or bracket) before white space and a capital or
+# bracket, or at the end of the text; not the stop of "e.g.", "i.e.", "et al." or "Fig.".
+_SENTENCE_END = re.compile(
+    r"(?<!\be\.g)(?<!\bi\.e)(?<!\bal)(?<!\bFig)(?<!\bcf)(?<!\bvs)[.!?][\"'\u201d\u2019)\]]*(?=\s+[A-Z(\[]|\s*$)"
+)
+# The characters of a chunk's edge matched against its neighbour to find where the two overlap.
+OVERLAP_PROBE_CHARS = 40
+# A passage is completed by at most this many characters at either end.
+MAX_COMPLETION_CHARS = 400
+
+
+def _overlap(left: str, right: str) -> int:
+    """Where *right* starts inside *left* when *left*'s end is *right*'s start (chunks overlap by
+    some tokens: both are slices of one page text), or -1."""
+    probe = right[:OVERLAP_PROBE_CHARS]
+    at = left.rfind(probe) if len(probe) == OVERLAP_PROBE_CHARS else -1
+    while at >= 0:
+        if right.startswith(left[at:]):
+            return at
+        at = left.rfind(probe, 0, at)
+    return -1
+
+
+def _ends_sentence(text: str) -> bool:
+    return _SENTENCE_END.search(text.rstrip()[-4:] + " ") is not None if text.strip() else True
+
+
+def whole_sentence_text(text: str, before: str | None, after: str | None) -> str:
+    """*text* (a chunk) with the sentences its edges cut completed from the chunks *before* and
+    *after* it on the same page (None: none there), each by at most MAX_COMPLETION_CHARS: a
+    200-token window cuts a sentence at each end ("... in effect they use Chubby" | "as a name
+    service ..."), which could then never be quoted. Unchanged where an edge already falls between
+    sentences, or where a neighbour does not overlap it."""
+    head = tail = ""
+    if after is not None and not _ends_sentence(text) and (at := _overlap(text, after)) >= 0:
+        rest = after[len(text) - at :]
+        end = _SENTENCE_END.search(rest[:MAX_COMPLETION_CHARS])
+        if end is not None:
+            tail = rest[: end.end()]
+    if before is not None and (at := _overlap(before, text)) >= 0:
+        lead = before[:at]
+        if lead.strip() and not _ends_sentence(lead):
+            ends = list(_SENTENCE_END.finditer(lead[-MAX_COMPLETION_CHARS:]))
+            if ends:
+                head = lead[-MAX_COMPLETION_CHARS:][ends[-1].end() :].lstrip()
+    return head + text + tail
+
+
+def with_whole_sentences(hits: Sequence[Hit], index: ProjectIndex) -> list[Hit]:
+    """*hits* with their texts completed to whole sentences from the neighbouring chunks of
+    *index* on the same page (`whole_sentence_text`); a hit whose neighbours the index lacks keeps
+    its text."""
+    out = []
+    for hit in hits:
+        neighbours: list[str | None] = []
+        for step in (-1, 1):
+            row = index.row_of(hit.paper_id, hit.chunk_index + step)
+            chunk = index.chunks[row] if row is not None else None
+            neighbours.append(chunk["text"] if chunk is not None and chunk["pageNumber"] == hit.page_number else None)
+        text = whole_sentence_text(hit.text, *neighbours)
+        out.append(replace(hit, text=text) if text != hit.text else hit)
+    return out
+
+
 def number_references(hits: Sequence[Hit], titles: dict[int, str]) -> list[Reference]:
     """Number *hits* `[1]..[n]` in the given order. *titles* maps paper id -> title."""
     return [
@@ -415,6 +479,7 @@ class ProjectIndex:
         self.paper_ids = np.array([chunk["paperId"] for chunk in self.chunks], dtype=np.int64)
         self._statistics = matrix.lexical
         self._lexical: LexicalIndex | None = None
+        self._rows: dict[tuple[int, int], int] | None = None
         self._lock = threading.Lock()
 
     @property
@@ -427,6 +492,13 @@ class ProjectIndex:
                 else:
                     self._lexical = LexicalIndex(self.chunks)
             return self._lexical
+
+    def row_of(self, paper_id: int, chunk_index: int) -> int | None:
+        """The row of chunk *chunk_index* of paper *paper_id*, or None when the index lacks it."""
+        with self._lock:
+            if self._rows is None:
+                self._rows = {(chunk["paperId"], chunk["chunkIndex"]): row for row, chunk in enumerate(self.chunks)}
+        return self._rows.get((paper_id, chunk_index))
 
     def allowed_rows(self, paper_ids: set[int]) -> np.ndarray:
         """Boolean mask of the rows whose paper is in *paper_ids*."""
@@ -873,6 +945,10 @@ def retrieve_passages(
         near_miss=settings.RETRIEVAL_NAMED_NEAR_MISS,
     )
     titles = {paper.pk: paper.display_title for paper in ready}
+    if selected:
+        selected = with_whole_sentences(
+            selected, matrix_cache.get(versions, model, with_embeddings=not store.is_atlas())
+        )
     return Retrieval(
         references=number_references(selected, titles),
         indexing=indexing,

@@ -19,6 +19,7 @@ from indexing.retrieval import (
     rerank_dense,
     retrieve_passages,
     select_passages,
+    whole_sentence_text,
 )
 from indexing.services import index_paper
 from tests.support.indexing import stored_paper
@@ -197,3 +198,40 @@ def test_a_chunk_qualifies_by_its_best_sentence_well_above_the_bar():
     (near,) = rerank_dense([chunk], np.array([0.4]), limit=5)  # within the margin: the chunk's own cosine decides
     assert not is_relevant(near, min_relevance=0.3, min_lexical_coverage=None)
     assert not is_relevant(chunk, min_relevance=0.3, min_lexical_coverage=None)
+
+
+# --- passages completed to whole sentences --------------------------------------------------------
+
+PAGE = (
+    "Chubby is a lock service. In addition, both GFS and Bigtable use Chubby as a well-known and available "
+    "location to store a small amount of meta-data; in effect they use Chubby as the root of their "
+    "distributed data structures. Some services use locks to partition work between several servers."
+)
+
+
+def test_a_sentence_cut_at_either_edge_of_a_chunk_is_completed_from_its_neighbours():
+    first, middle, last = PAGE[:150], PAGE[110:260], PAGE[220:]
+    assert whole_sentence_text(first, None, middle) == PAGE[: PAGE.index("structures.") + len("structures.")]
+    completed = whole_sentence_text(middle, first, last)
+    assert completed.startswith("In addition, both GFS and Bigtable use Chubby")
+    assert completed.endswith("to partition work between several servers.")
+
+
+def test_a_chunk_whose_edges_fall_between_sentences_or_whose_neighbours_do_not_overlap_is_kept():
+    whole = "Chubby is a lock service. It stores small files."
+    assert whole_sentence_text(whole, "Before it. " + whole[:60], whole + " After it.") == whole
+    cut = PAGE[:150]
+    assert whole_sentence_text(cut, None, "An unrelated chunk of another part of the page that shares no text.") == cut
+
+
+@pytest.mark.django_db
+def test_retrieved_passages_hold_whole_sentences_where_chunks_cut_them(indexed, settings):
+    settings.CHUNK_TOKENS, settings.CHUNK_OVERLAP_TOKENS = 32, 8
+    paper = indexed([PAGE + " " + STORAGE], title="Chubby")
+    retrieval = retrieve_passages(papers=[paper], question="root of their distributed data structures", mode="hybrid")
+    assert retrieval.references
+    sentence = (
+        "In addition, both GFS and Bigtable use Chubby as a well-known and available location to store a small "
+        "amount of meta-data; in effect they use Chubby as the root of their distributed data structures."
+    )
+    assert any(sentence in " ".join(reference.text.split()) for reference in retrieval.references)
