@@ -2196,8 +2196,10 @@ def not_stated_sentence(analysis: QuestionAnalysis, candidates: Sequence[Sentenc
     def phrases(keep: Callable[[str], bool]) -> list[str]:
         """Runs of adjacent question words that *keep* admits, as phrases ("full text", not "full and text")."""
         runs: list[list[str]] = [[]]
-        for word in words:
-            if keep(word):
+        for k, word in enumerate(words):
+            # A verb after "to" ("How many GPUs were used to evaluate Raft?") is no topic: "Raft" is
+            # (a name after it is: "How does NightOwl relate to S2ORC?").
+            if keep(word) and not (k and words[k - 1].lower() == "to" and word.islower()):
                 runs[-1].append(word)
             elif runs[-1]:
                 runs.append([])
@@ -2332,7 +2334,26 @@ def _with_context(chosen: Sequence[Scored], scored: Sequence[Scored], analysis: 
         if window is not None and not any(_overlaps(window.candidate, o.candidate) for o in chosen if o is not s):
             s = replace(s, candidate=window.candidate)
         out.append(s)
+        if c.parts == 1 and _ANNOUNCES_LIST.search(c.text):
+            # "... the algorithm operates in the following two phases." says nothing until what it
+            # announces: the next sentence of its passage (a label such as "Phase 1." may stand
+            # between them), quoted after it.
+            after = [
+                o
+                for o in scored
+                if (o.candidate.n, o.candidate.block) == (c.n, c.block)
+                and o.candidate.parts == 1
+                and c.position < o.candidate.position <= c.position + 2
+            ]
+            nearest = min(after, key=lambda o: o.candidate.position, default=None)
+            if nearest is not None and not any(_overlaps(nearest.candidate, o.candidate) for o in [*chosen, *out]):
+                out.append(replace(nearest, states=s.states))
     return out
+
+
+# A sentence that announces a list or steps after it: "... operates in the following two phases.",
+# "... the master executes the following steps:".
+_ANNOUNCES_LIST = re.compile(r"(?:\b(?:the|these) following\b[^.;:]*[.:]|:)$")
 
 
 def _with_headers(chosen: Sequence[Scored]) -> list[Scored]:

@@ -2168,3 +2168,28 @@ def test_how_many_papers_a_corpus_holds_is_a_count_of_papers():
     answer = scored_answer(refs, "How many papers are in S2ORC?")
     assert answer.status == Status.ANSWERED
     assert "81.1M papers" in answer.text
+
+
+def test_a_sentence_announcing_a_list_is_quoted_with_what_follows_it():
+    text = (
+        "Note that the proposer can always abandon a proposal and forget all about it. Putting the actions of "
+        "the proposer and acceptor together, we see that the algorithm operates in the following two phases.\n"
+        "Phase 1. (a) A proposer selects a proposal number n and sends a prepare request with number n to a "
+        "majority of acceptors.\n"
+        "(b) If an acceptor receives a prepare request with number n greater than that of any prepare request, "
+        "it responds with a promise."
+    )
+    answer = scored_answer(
+        [reference(1, 1, text, title="Paxos Made Simple")], "What are the two phases of the algorithm?"
+    )
+    assert (
+        "operates in the following two phases.\u201d [1] \u201c(a) A proposer selects a proposal number n"
+        in answer.text
+    )
+
+
+def test_not_stated_names_the_topic_not_the_verb_after_to():
+    refs = [reference(1, 1, "We evaluate Raft with a user study of 43 students and with a real implementation.")]
+    answer = scored_answer(refs, "How many GPUs were used to evaluate Raft?")
+    assert answer.status == Status.NOT_STATED
+    assert "The papers discuss Raft but do not state" in answer.text
