@@ -507,6 +507,15 @@ def test_the_projects_command_fails_clearly(team, args, message):
         run(*args)
 
 
+def test_a_project_name_the_user_lacks_lists_the_projects_they_have_and_no_others(team):
+    lab = team["project"]
+    with pytest.raises(CommandError, match=rf"Their projects: .*{lab.pk} \('Lab'\)"):
+        run("members", "Nope", "--user", "bob")
+    with pytest.raises(CommandError) as refused:
+        run("members", "Nope", "--user", "mallory")
+    assert "'Lab'" not in str(refused.value)
+
+
 def test_the_projects_command_exits_non_zero_on_failure(team):
     import subprocess
     import sys

@@ -31,6 +31,9 @@ from projects.services import (
     set_member_role,
 )
 
+# A command that cannot find the project it is given lists at most this many of the user's.
+MAX_LISTED_PROJECTS = 20
+
 
 def resolve_project(user: User, identifier: str | None, *, need: Role = Role.READER) -> Project:
     """The project *identifier* (an id, or a name among *user*'s projects; None: *user*'s default
@@ -46,7 +49,11 @@ def resolve_project(user: User, identifier: str | None, *, need: Role = Role.REA
         choices = list(named.filter(owner=user)[:1]) or list(named[:2])
         if len(choices) != 1:
             many = "more than one project" if choices else "no project"
-            raise CommandError(f"{user.username} has {many} named {identifier!r}; give its id.")
+            projects = Project.objects.for_user(user).order_by("pk")[:MAX_LISTED_PROJECTS]
+            listing = ", ".join(f"{project.pk} ({project.name!r})" for project in projects) or "none"
+            raise CommandError(
+                f"{user.username} has {many} named {identifier!r}; give its id. Their projects: {listing}."
+            )
         return get_project_for_user(user, choices[0].pk, need=need)
     except Http404:
         raise CommandError(f"{user.username} has no project {identifier!r}.") from None
