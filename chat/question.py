@@ -1143,12 +1143,13 @@ def _resolve_references(
     referred: list[int] = []
     unclear: list[int] = []
     group = False
+    paired = False  # "the other" and "it": the two papers of the previous turn, in turn
     names_own = bool(named_papers(question, papers)) or bool(_OWN_PAPERS.search(question))
     plural = thing or how_object(previous.query, papers)  # "Were they accurate?": the section gists
     things = plural if plural and re.search(r"[^s]s$", plural) and len(previous.focus) <= 1 else None
 
     def pick(match: re.Match[str]) -> str:
-        nonlocal group
+        nonlocal group, paired
         chosen: list[int] = []
         if things and match.group("group") and _THING_THEY.search(match.string, *_around(match)):
             # "What filters does S2ORC apply?" then "Which of them removes the most?": the filters.
@@ -1192,6 +1193,11 @@ def _resolve_references(
                 return match.group(0)
             about = set(previous.focus or cited)
             chosen = [pid for pid in pool if pid not in about][:1]
+            if len(previous.focus) == 2 and _SUBJECT_IT.search(question):
+                # "What guarantee does it provide that the other system does not?" after a question
+                # about ZooKeeper and Chubby: "it" is the first of the two, the other the second.
+                paired = True
+                chosen = [previous.focus[1]]
             others = [paper.paper_id for paper in papers if paper.paper_id not in about]
             if not chosen and len(others) >= 2 and match.group(0).casefold() != "the others":
                 # "And the other paper?" after a question about one paper of five: which one is meant
@@ -1208,6 +1214,12 @@ def _resolve_references(
         return f"{name}'s" if match.group(0).casefold() == "their" else name
 
     text = _PAPER_REFERENCE.sub(pick, question)
+    if paired:
+        first = _names(previous.focus[:1], papers)
+        text = re.sub(r"\bits\b", f"{first}'s", text, flags=re.IGNORECASE)
+        text = re.sub(r"^it\b", first, text, flags=re.IGNORECASE)
+        text = re.sub(_AUXILIARY_IT, rf"\1 {first}", text, flags=re.IGNORECASE)
+        referred.insert(0, previous.focus[0])
     group_of = _OF_THEM.search(text)
     people = _PEOPLE_NOUN.search(previous.query)
     if group_of is not None and people is not None and not referred:

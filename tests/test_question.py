@@ -686,6 +686,15 @@ def test_the_other_paper_among_several_is_never_the_one_just_asked_about_and_lef
     assert two.unclear_papers == () and two.named_paper_ids
 
 
+def test_it_and_the_other_after_a_question_about_two_papers_are_those_two_in_turn():
+    # Not "which paper do you mean?" among the project's other papers: the conversation names both.
+    previous = ("What does ZooKeeper say about Chubby?", (3, 1))
+    analysis = analyse_in(LIBRARY, "What guarantee does it provide that the other system does not?", previous)
+    assert analysis.unclear_papers == ()
+    assert analysis.query == "What guarantee does ZooKeeper provide that Chubby does not?"
+    assert set(analysis.named_paper_ids) == {3, 1}
+
+
 # --- bare question words and "that" as a subject --------------------------------------------------
 
 
