@@ -1122,6 +1122,14 @@ def answer_name(quote: str, question: str, papers: Sequence[PaperRef]) -> str | 
     return None
 
 
+def _it_as(text: str, name: str) -> str:
+    """*text* with its subject "it" and its "its" read as *name* ("What is its chunk size?" ->
+    "What is GFS's chunk size?")."""
+    text = re.sub(r"\bits\b", f"{name}'s", text, flags=re.IGNORECASE)
+    text = re.sub(r"^it\b", name, text, flags=re.IGNORECASE)
+    return re.sub(_AUXILIARY_IT, rf"\1 {name}", text, flags=re.IGNORECASE)
+
+
 def _resolve_references(
     question: str,
     previous: _Resolved,
@@ -1215,10 +1223,7 @@ def _resolve_references(
 
     text = _PAPER_REFERENCE.sub(pick, question)
     if paired:
-        first = _names(previous.focus[:1], papers)
-        text = re.sub(r"\bits\b", f"{first}'s", text, flags=re.IGNORECASE)
-        text = re.sub(r"^it\b", first, text, flags=re.IGNORECASE)
-        text = re.sub(_AUXILIARY_IT, rf"\1 {first}", text, flags=re.IGNORECASE)
+        text = _it_as(text, _names(previous.focus[:1], papers))
         referred.insert(0, previous.focus[0])
     group_of = _OF_THEM.search(text)
     people = _PEOPLE_NOUN.search(previous.query)
@@ -1258,10 +1263,7 @@ def _resolve_references(
         and _SUBJECT_IT.search(text)
         and not _DUMMY_IT.search(text)
     ):
-        name = _names(previous.focus, papers)
-        text = re.sub(r"\bits\b", f"{name}'s", text, flags=re.IGNORECASE)
-        text = re.sub(r"^it\b", name, text, flags=re.IGNORECASE)
-        text = re.sub(_AUXILIARY_IT, rf"\1 {name}", text, flags=re.IGNORECASE)
+        text = _it_as(text, _names(previous.focus, papers))
         referred.extend(previous.focus)
         subject_it = True
     clause_it = _CLAUSE_IT.search(text)
