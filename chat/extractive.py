@@ -1775,8 +1775,60 @@ _HOW_WELL = re.compile(
 )
 
 
+# "(i) no title, (ii) no authors": items numbered or lettered in parentheses; "First, ...; second, ...";
+# "Topic 1: ... Topic 2: ...".
+_NUMBERED_ITEMS = re.compile(
+    r"\(\s*(?:i|1|a)\s*\)[^()]{2,}?\(\s*(?:ii|2|b)\s*\)|\bfirst(?:ly)?,\s[^.]{3,}?\bsecond(?:ly)?,"
+    r"|\b(?P<noun>[A-Z][a-z]+) 1\b.{3,}?\b(?P=noun) 2\b",
+    re.IGNORECASE,
+)
+# "A, B(,) and C": three items or more, the last after "and"/"or".
+_ITEM = r"(?:[\w'()-]+\s){0,4}[\w'()-]+"  # up to five words
+_LISTED_ITEMS = re.compile(rf"\b{_ITEM},\s{_ITEM}(?:,\s{_ITEM})*,?\s(?:and|or)\s[\w'()-]+")
+# The last word of the phrase a "what X"/"which X" question asks with, when plural ("filters").
+_PLURAL_WORD = re.compile(r"^[a-z][a-z-]*[^su\W]s$")
+LISTED_FIT = 0.5
+
+
+@lru_cache(maxsize=4096)
+def asks_several(question: str) -> bool:
+    """Whether *question* asks for several things by a plural noun ("What filters does S2ORC
+    apply?", "Which components does a tablet server have?", "What are the steps of ...?"): its
+    answer is a list."""
+    for pattern in (_WHAT_X, _WHAT_IS_X, _WHICH_X):
+        match = pattern.search(question)
+        if match is not None:
+            words = re.findall(r"[A-Za-z-]+", match.group(1))
+            return bool(words) and _PLURAL_WORD.match(words[-1]) is not None
+    return False
+
+
+def enumeration_fit(text: str, head: str = "") -> float:
+    """How plainly *text* lists several items: 1.0 for numbered or lettered items ("(i) no title,
+    (ii) no authors"), "First, ...; second, ..." or "Topic 1 ... Topic 2", LISTED_FIT for three
+    items or more joined by commas and a final "and"/"or", else 0.0. With *head* (a stemmed term,
+    see `terms`), only a sentence naming it lists the asked things: "We further filter paper
+    clusters to remove papers with (i) no title, ..." lists filters; "(1) Machines are typically
+    dual-processor ..." lists no hard drives."""
+    if head and head not in terms(text):
+        return 0.0
+    if _NUMBERED_ITEMS.search(text):
+        return 1.0
+    return LISTED_FIT if _LISTED_ITEMS.search(text) else 0.0
+
+
 def _type_match(text: str, analysis: QuestionAnalysis, question_terms: set[str], asked: Sequence[str]) -> float:
-    """How well *text* fits the answer type; *asked* is `asked_terms` of the query (what a count counts)."""
+    """How well *text* fits the answer type; *asked* is `asked_terms` of the query (what a count
+    counts). A question asking for several things (`asks_several`) is fitted by a sentence listing
+    them (`enumeration_fit`) as well as by its answer type."""
+    fit = _answer_type_fit(text, analysis, question_terms, asked)
+    kind = answer_type(analysis)
+    if kind in (AnswerType.OTHER, AnswerType.ENTITY) and asks_several(analysis.query):
+        return max(fit, enumeration_fit(text, asked_head(analysis.query)))
+    return fit
+
+
+def _answer_type_fit(text: str, analysis: QuestionAnalysis, question_terms: set[str], asked: Sequence[str]) -> float:
     if asks_place(analysis.query):
         return 1.0 if names_place(text, analysis.query) else 0.0
     kind = answer_type(analysis)

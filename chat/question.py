@@ -216,6 +216,12 @@ _WHAT_DO_THINGS = re.compile(
     r"\s+(?-i:[a-z])+\b",
     re.IGNORECASE,
 )
+# "What does the snapshot operation in GFS do?": the thing that does it (the paper it is in left out).
+_WHAT_DOES_THE_THING_DO = re.compile(
+    r"^what\s+(?:does|did|do)\s+the\s+(?P<thing>(?-i:[a-z])[\w-]*(?:\s+(?-i:[a-z])[\w-]*){0,2}?)"
+    r"(?:\s+(?:in|of)\s+(?-i:[A-Z])[\w-]*)?\s+(?:do|provide|offer|guarantee|achieve|return|store|contain)\s*[?.!]*$",
+    re.IGNORECASE,
+)
 # "How is the similarity score (for linking bibliography entries) computed?", "Why are leases
 # renewed ...": the thing a passive how/why question is about, at most seven words between the
 # verb and its participle.
@@ -339,7 +345,9 @@ def _referent(question: str, papers: Sequence[PaperRef]) -> str | None:
     "What is the" ("What's the chunk size in Bigtable?" -> "chunk size"; "What is the problem with
     the simplest lock recipe?" -> "problem with the simplest lock recipe")."""
     plain = re.sub("(?<!\\w)['\u2018]|['\u2019](?!\\w)|[\"\u201c\u201d]", "", question)  # "GFS 'shadow' masters"
-    return asked_thing(question, papers) or _thing_of(plain, papers, (_WHAT_IS_THE_THING, _WHAT_DO_THINGS))
+    return asked_thing(question, papers) or _thing_of(
+        plain, papers, (_WHAT_IS_THE_THING, _WHAT_DO_THINGS, _WHAT_DOES_THE_THING_DO)
+    )
 
 
 def _thing_of(question: str, papers: Sequence[PaperRef], patterns: Sequence[re.Pattern[str]]) -> str | None:
@@ -414,7 +422,8 @@ _FUNCTION_WORDS = frozenset(
 _LIGHT_VERBS = frozenset(
     "use uses used using handle handles handled handling deal deals dealt work works worked get gets got "
     "make makes made provide provides achieve achieves ensure ensures say says said mention mentions "
-    "describe describes described discuss discusses discussed report reports reported tell".split()
+    "describe describes described discuss discusses discussed report reports reported tell "
+    "apply applies applied employ employs employed adopt adopts adopted".split()
 )
 # Words that say something about papers, not about their content.
 _PAPER_WORDS = frozenset(
@@ -574,11 +583,15 @@ class Mention:
 _ET_AL = r"(?:\s+et\s+al\b\.?(?:['\u2019]s)?)"
 
 
-def _name_pattern(name: str, *, case_sensitive: bool) -> re.Pattern[str]:
+# The lower-case particles of a surname ("van Renesse", "de Moura"), part of the mention.
+_SURNAME_PARTICLES = r"(?:(?:van|von|de|der|den|da|di|du|la|le|del|dos|ten|ter)\s+)*"
+
+
+def _name_pattern(name: str, *, case_sensitive: bool, particles: bool = False) -> re.Pattern[str]:
     words = r"\s+".join(re.escape(word) for word in name.split())
     # "the Raft paper", "Raft's", "the ZooKeeper authors": the whole phrase is the mention.
     phrase = (
-        rf"(?:\bthe\s+)?(?<![\w-]){words}(?:['\u2019]s)?(?![\w-]){_ET_AL}?"
+        rf"(?:\bthe\s+)?{_SURNAME_PARTICLES if particles else ''}(?<![\w-]){words}(?:['\u2019]s)?(?![\w-]){_ET_AL}?"
         r"(?:\s+(?:paper|article|authors|work|system))?"
     )
     return re.compile(phrase, 0 if case_sensitive else re.IGNORECASE)
@@ -597,7 +610,7 @@ def _patterns(paper: PaperRef) -> list[re.Pattern[str]]:
         patterns.append(_name_pattern(name, case_sensitive=plain))
     name = surname(paper.first_author)
     if len(name) >= 3:
-        patterns.append(_name_pattern(name, case_sensitive=True))
+        patterns.append(_name_pattern(name, case_sensitive=True, particles=True))
     elif len(name) == 2 and name[0].isupper():
         # A two-letter surname ("Lo") is too common a word alone; "Lo et al." names the paper.
         patterns.append(re.compile(rf"(?<![\w-]){re.escape(name)}{_ET_AL}(?:\s+(?:paper|article|work))?"))
@@ -1122,6 +1135,18 @@ def answer_name(quote: str, question: str, papers: Sequence[PaperRef]) -> str | 
     return None
 
 
+# "... in it?": "it" closing the question.
+_CLOSING_IT = re.compile(r"\bit(?=\s*[?.!]*\s*$)", re.IGNORECASE)
+_POLAR_START = re.compile(r"^\s*(?:does|do|did|is|was|can|could|will|would|has)\s+", re.IGNORECASE)
+
+
+def _paper_is_subject(query: str, papers: Sequence[PaperRef]) -> bool:
+    """Whether *query* is a yes/no question whose subject is a paper's name ("Does Paxos Made
+    Moderately Complex come with code?")."""
+    polar = _POLAR_START.match(query)
+    return polar is not None and any(mention.start == polar.end() for mention in mentions(query, papers))
+
+
 def _it_as(text: str, name: str) -> str:
     """*text* with its subject "it" and its "its" read as *name* ("What is its chunk size?" ->
     "What is GFS's chunk size?")."""
@@ -1247,7 +1272,11 @@ def _resolve_references(
     term = term or tool
     # "How much code did they add to it?": "they" are the paper's authors, "it" still the asked thing.
     object_it = referred == list(previous.focus) and object_of is not None
-    if term and (not referred or object_it) and not named_papers(question, papers) and _IT.search(text):
+    named_here = named_papers(question, papers)
+    # "How long is it in Chubby?" after "What is the initial timeout of a chunk lease in GFS?": the
+    # thing asked before, now of another paper.
+    elsewhere = bool(named_here) and not set(named_here) & set(previous.focus) and _PASSIVE_IT.search(text)
+    if term and (not referred or object_it) and (not named_here or elsewhere) and _IT.search(text):
         named_term = list(named_papers(term, papers))
         if named_term:  # "What is PaperMage?" then "Who uses it?": the paper
             return _IT.sub(_names(named_term, papers), text), named_term, True, group, tuple(unclear)
@@ -1267,6 +1296,8 @@ def _resolve_references(
         referred.extend(previous.focus)
         subject_it = True
     clause_it = _CLAUSE_IT.search(text)
+    if clause_it is not None and _GENERIC_OWNER.search(text[: clause_it.start()]):
+        clause_it = None  # "What should an application do if it needs ...?": the application
     if not referred and not named_papers(question, papers) and previous.focus and clause_it is not None:
         # "What happens when it becomes unavailable?" after "What does Bigtable use Chubby for?": the
         # paper the previous question named last (Chubby), in the papers it was about (Bigtable).
@@ -1277,6 +1308,13 @@ def _resolve_references(
         if others:
             text = _in_papers(text, others, papers)
         referred.extend([last, *others])
+        subject_it = True
+    closing_it = _CLOSING_IT.search(text)
+    if not referred and not named_papers(question, papers) and closing_it and _paper_is_subject(previous.query, papers):
+        # "How do the processes communicate in it?" after "Does Paxos Made Moderately Complex come
+        # with code?": the paper the previous question was about, as its subject.
+        text = text[: closing_it.start()] + _names(previous.focus, papers) + text[closing_it.end() :]
+        referred.extend(previous.focus)
         subject_it = True
     its = _paper_its(text)
     if not referred and not named_papers(question, papers) and previous.focus and its is not None:
@@ -1334,6 +1372,8 @@ def _looks_like_follow_up(question: str, papers: Sequence[PaperRef]) -> bool:
         or _DO_IT.search(question)
         or _TOPIC_PRONOUN.search(question)
         or ((_SUBJECT_IT.search(question) or _CLAUSE_IT.search(question) or _OBJECT_IT.search(question)) and not named)
+        # "How long is it in Chubby?": the thing asked before, of the paper named now.
+        or (_PASSIVE_IT.search(question) and named and not _DUMMY_IT.search(question))
         or ((_ADJECTIVE_ONE.search(question) or _paper_its(question)) and not named)
         or (not named and not content_terms(question, papers) and not _ABOUT_PAPERS.search(question))
     )
@@ -1525,8 +1565,36 @@ def _said_again(text: str) -> str:
 MAX_TERMS_FOR_TOPIC = 5
 
 
+# "What about S2ORC — which PDFs did its pipeline filter out?": a paper named, then the question about it.
+_ABOUT_THEN_ASKED = re.compile(
+    r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(?P<name>[^\u2014\u2013:?]{2,80}?)\s*(?:\u2014|\u2013|--|:|\?)\s*"
+    r"(?P<asked>[A-Za-z].*)$",
+    re.IGNORECASE,
+)
+
+
+def about_then_asked(question: str, papers: Sequence[PaperRef]) -> str:
+    """*question* as one question when it names a paper with "What about X —" and then asks about
+    it: "What about S2ORC — which PDFs did its pipeline filter out?" -> "Which PDFs did S2ORC's
+    pipeline filter out?"; "What about Paxos Made Simple — what is the first message there
+    called?" -> "What is the first message called in Paxos Made Simple?". The first "its"/"their"
+    becomes the name's possessive, else "there" goes and the name closes the question; anything
+    else is returned as it is."""
+    match = _ABOUT_THEN_ASKED.match(question)
+    if match is None or not named_papers(match["name"], papers):
+        return question
+    name, asked = match["name"].strip(), match["asked"].strip()
+    asked = asked[0].upper() + asked[1:]
+    if re.search(r"\b(?:its|their)\b", asked, re.IGNORECASE):
+        return re.sub(r"\b(?:its|their)\b", f"{name}'s", asked, count=1, flags=re.IGNORECASE)
+    asked = re.sub(r"\s+there\b", "", asked, count=1, flags=re.IGNORECASE)
+    body = asked.rstrip("?.! ")
+    return f"{body} in {name}{asked[len(body) :].strip() or '?'}"
+
+
 def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef], depth: int = 0) -> _Resolved:
     """*question* resolved against *history* (answered turns, oldest first)."""
+    question = about_then_asked(question, papers)
     named = named_papers(question, papers)
     standalone = _Resolved(
         query=question.strip(),

@@ -15,10 +15,12 @@ from chat.extractive import (
     asked_terms,
     asks_about_funding,
     asks_place,
+    asks_several,
     candidate_sentences,
     candidate_windows,
     compose_answer,
     embed_candidates,
+    enumeration_fit,
     is_quotable,
     is_signpost,
     missing_names,
@@ -2193,3 +2195,51 @@ def test_not_stated_names_the_topic_not_the_verb_after_to():
     answer = scored_answer(refs, "How many GPUs were used to evaluate Raft?")
     assert answer.status == Status.NOT_STATED
     assert "The papers discuss Raft but do not state" in answer.text
+
+
+def test_a_question_asking_for_several_things_is_answered_by_the_sentence_listing_them():
+    text = (
+        "We further filter paper clusters to remove papers with (i) no title, (ii) no authors, (iii) fewer than "
+        "100 characters of abstract and body text, and (iv) where English is not the primary language. "
+        "All filters are applied in series. Among recommenders, the corpus suits those who filter citations."
+    )
+    answer = scored_answer(
+        [reference(1, 1, text, title="S2ORC: The Semantic Scholar Open Research Corpus")],
+        "What filters does S2ORC apply?",
+    )
+    first_quote = answer.text.split("\u201c", 1)[1]
+    assert first_quote.startswith("We further filter paper clusters to remove papers with (i) no title")
+
+
+@pytest.mark.parametrize(
+    ("question", "several"),
+    [
+        ("What filters does S2ORC apply?", True),
+        ("What are the main components of Bigtable?", True),
+        ("What chunk size does GFS use?", False),
+        ("What bus does the cluster use?", False),
+        ("What is Paxos?", False),
+    ],
+)
+def test_a_plural_asked_noun_asks_for_several_things(question, several):
+    assert asks_several(question) is several
+
+
+@pytest.mark.parametrize(
+    ("text", "fit"),
+    [
+        ("We filter papers with (i) no title, (ii) no authors and (iii) no text.", 1.0),
+        ("First, the client asks the master; second, it contacts the replica.", 1.0),
+        ("The filters drop papers without titles, authors, or text.", 0.5),
+        ("Here, the first statement was the primary measurement, and the second statement was a check.", 0.0),
+        ("Subsequently, 95.5M paper clusters are filtered out based on the criteria and removed.", 0.0),
+    ],
+)
+def test_a_sentence_lists_several_items_when_they_are_numbered_or_joined_by_commas(text, fit):
+    assert enumeration_fit(text) == fit
+
+
+def test_a_list_of_other_things_does_not_list_the_asked_ones():
+    text = "In our environment: (1) machines run Linux, with 2-4 GB of memory, (2) networking is commodity."
+    assert enumeration_fit(text, "drive") == 0.0
+    assert enumeration_fit(text, "machin") == 1.0

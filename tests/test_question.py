@@ -1220,3 +1220,68 @@ def test_they_after_what_do_things_do_are_those_things():
     previous = ("What do GFS 'shadow' masters offer while the primary master is down?", (GFS.paper_id,))
     analysis = analyse("How far behind the primary can they be?", previous)
     assert analysis.query == "How far behind the primary can the shadow masters be in GFS?"
+
+
+PMMC = PaperRef(13, "Paxos Made Moderately Complex", "Robbert van Renesse", 2011)
+CORPUS = PaperRef(14, "S2ORC: The Semantic Scholar Open Research Corpus", "Kyle Lo", 2020)
+
+
+@pytest.mark.parametrize(
+    ("follow_up", "query", "named"),
+    [
+        (
+            "What about S2ORC \u2014 which PDFs did its pipeline filter out before processing?",
+            "Which PDFs did S2ORC's pipeline filter out before processing?",
+            (14,),
+        ),
+        (
+            "What about Paxos Made Simple: what is the first-phase message there called?",
+            "What is the first-phase message called in Paxos Made Simple?",
+            (6,),
+        ),
+    ],
+)
+def test_what_about_a_paper_then_a_question_is_that_question_of_the_paper(follow_up, query, named):
+    analysis = analyse_in([*LIBRARY, CORPUS], follow_up, ("Which RPCs does Raft use for leader election?", (2,)))
+    assert analysis.query == query
+    assert analysis.named_paper_ids == named
+
+
+def test_a_surname_with_its_particle_names_the_paper_whole():
+    assert [(m.start, m.paper_id) for m in mentions("And in van Renesse's version, how?", [*LIBRARY, PMMC])] == [
+        (7, 13)
+    ]
+
+
+def test_it_after_what_the_thing_does_is_that_thing():
+    analysis = analyse("How is it made that cheap?", ("What does the snapshot operation in GFS do?", (4,)))
+    assert analysis.query == "How is the snapshot operation made that cheap in GFS?"
+
+
+def test_it_closing_a_question_after_a_yes_no_question_about_a_paper_is_the_paper():
+    analysis = analyse_in(
+        [*LIBRARY, PMMC],
+        "How do the processes communicate in it?",
+        ("Does Paxos Made Moderately Complex come with code you can run?", (7,)),
+    )
+    assert analysis.query == "How do the processes communicate in \u201cPaxos Made Moderately Complex\u201d?"
+    assert analysis.named_paper_ids == (13,)
+
+
+def test_it_in_a_clause_after_a_generic_owner_is_that_owner():
+    analysis = analyse(
+        "So what should an application do if it needs the other kind?",
+        ("What granularity of locking is Chubby meant to provide?", (1,)),
+    )
+    assert "if it needs" in analysis.query
+    assert analysis.named_paper_ids == (1,)
+
+
+def test_it_asked_of_another_paper_is_the_thing_asked_before():
+    analysis = analyse("How long is it in Chubby?", ("What is the initial timeout of a chunk lease in GFS?", (4,)))
+    assert analysis.query == "How long is the initial timeout in Chubby?"
+    assert analysis.named_paper_ids == (1,)
+
+
+def test_a_verb_that_only_applies_the_asked_thing_is_no_key_term():
+    assert analyse("What filters does the pipeline apply?").key_terms == ("filters", "pipeline")
