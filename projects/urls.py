@@ -1,4 +1,5 @@
 from django.urls import path
+from django.views.generic import RedirectView
 
 from projects import views
 
@@ -6,6 +7,8 @@ app_name = "projects"
 
 urlpatterns = [
     path("", views.project_list, name="list"),
+    # The list lives at the site's root; "/projects/" is where a reader of the project URLs looks.
+    path("projects/", RedirectView.as_view(pattern_name="projects:list"), name="list_redirect"),
     path("projects/new/", views.project_create, name="create"),
     path("projects/<int:pk>/", views.project_detail, name="detail"),
     path("projects/<int:pk>/edit/", views.project_update, name="update"),

@@ -78,6 +78,13 @@ def test_the_project_list_shows_all_my_projects_as_cards_and_no_one_elses(alice,
     assert "Not yours" not in page
 
 
+def test_the_projects_path_leads_to_the_project_list(alice, client_for):
+    response = client_for(alice).get("/projects/", follow=True)
+
+    assert response.redirect_chain == [(reverse("projects:list"), HTTPStatus.FOUND)]
+    assert response.status_code == HTTPStatus.OK
+
+
 def test_opening_a_project_shows_its_papers_with_status_chips(alice, project, add_paper, client_for):
     ready, failed, indexing = (add_paper(alice, title=t) for t in ("Ready Paper", "Failed Paper", "Busy Paper"))
     add_papers_to_project(project=project, papers=[ready, failed, indexing], user=alice)
