@@ -1063,7 +1063,8 @@ _GENERIC_HEADS = frozenset(
     for t in "purpose role goal aim difference advantage benefit reason idea approach problem way relationship "
     "tradeoff trade-off motivation contribution result finding limitation effect impact main key kind type "
     "design mechanism method technique strategy trouble issue risk danger consequence drawback disadvantage "
-    "challenge weakness lesson outcome information thing detail".split()
+    "challenge weakness lesson outcome information thing detail complaint concern criticism feedback "
+    "reaction opinion".split()
 )
 
 
@@ -1356,8 +1357,10 @@ _CHOOSING = frozenset(
     for w in "choose chooses choosing chose chosen elect elects elected electing election select selects selected "
     "selecting selection pick picks picked appoint appoints appointed".split()
 )
+# "How many kinds of RPC ...?" is answered by "two types of RPCs".
+_KINDS = frozenset(_stem(w) for w in "kind kinds type types sort sorts".split())
 # Classes of words a question and its evidence may use interchangeably.
-_TERM_CLASSES = (_PEOPLE, _FUNDING, _CHOOSING)
+_TERM_CLASSES = (_PEOPLE, _FUNDING, _CHOOSING, _KINDS)
 
 
 def with_classes(
@@ -1377,10 +1380,16 @@ def term_classes(analysis: QuestionAnalysis) -> tuple[frozenset[str], ...]:
     """The word classes that match as one for *analysis*'s question: people for a count ("How many
     participants ...?"; "Which study had 43 students?" names its students), funding words for a
     question about funding (`asks_about_funding`), words for choosing for a question about a choice
-    ("How do they choose a master?" matches "elect a master")."""
+    ("How do they choose a master?" matches "elect a master"), words for a kind for a question
+    about kinds ("How many kinds of RPC ...?" matches "two types of RPCs")."""
     counts = answer_type(analysis) == AnswerType.QUANTITY and asked_measure(analysis.query) in ("count", "")
-    chooses = bool(_CHOOSING & set(key_stems(analysis)))
-    wanted = ((_PEOPLE, counts), (_FUNDING, asks_about_funding(analysis.query)), (_CHOOSING, chooses))
+    key = set(key_stems(analysis))
+    wanted = (
+        (_PEOPLE, counts),
+        (_FUNDING, asks_about_funding(analysis.query)),
+        (_CHOOSING, bool(_CHOOSING & key)),
+        (_KINDS, bool(_KINDS & key)),
+    )
     return tuple(c for c, asked in wanted if asked)
 
 

@@ -2243,3 +2243,17 @@ def test_a_list_of_other_things_does_not_list_the_asked_ones():
     text = "In our environment: (1) machines run Linux, with 2-4 GB of memory, (2) networking is commodity."
     assert enumeration_fit(text, "drive") == 0.0
     assert enumeration_fit(text, "machin") == 1.0
+
+
+def test_a_complaint_is_stated_without_the_word_complaint():
+    text = "One participant (N5) reported that the sidebar was distracting and occluded other reader features."
+    question = "One participant (N5) disliked the sidebar. What was their complaint?"
+    assert scored_answer([reference(1, 1, text, title="Paper Plain")], question).status == Status.ANSWERED
+
+
+def test_kinds_and_types_count_as_one_word():
+    text = "Raft uses only two types of RPCs between servers for the basic consensus algorithm."
+    question = "How many kinds of RPC does the basic Zorblax algorithm need?"
+    answer = scored_answer([reference(1, 1, text, title="Zorblax")], question)
+    assert answer.status == Status.ANSWERED
+    assert "two types of RPCs" in answer.text
