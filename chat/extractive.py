@@ -50,7 +50,7 @@ from chat.question import (
     how_dimensions,
     key_terms,
 )
-from indexing.chunking import dehyphenate, is_heading
+from indexing.chunking import dehyphenate, is_heading, split_sentences
 from indexing.lexical import tokenize
 from indexing.retrieval import Reference, caption_pattern
 
@@ -113,7 +113,9 @@ _SPLIT = re.compile(
     rf"(?<=[a-z][.!?]\d\d)\s+(?=[A-Z][a-z])|(?<=[{_CJK_STOPS}])|\s+(?=[{_BULLETS}]\s)|"
     # A figure's axis labels or a table's cells that the text layer ran on after a sentence
     # ("... 2,000 total requests in process. 90000 80000 70000 ...", "... 9 servers. # of clients").
-    rf"(?<=[a-z][.!?])\s+(?=#\s|\d[\d.,]*\s+\d)"
+    rf"(?<=[a-z][.!?])\s+(?=#\s|\d[\d.,]*\s+\d)|"
+    # A table's note by its symbol after a sentence ("... LATEX sources. *LATEX preserves ...").
+    r"(?<=[.!?])\s+(?=[\u2020\u2021\u00a7\u00b6*][A-Z])"
 )
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _HEADER = "Extractive answer (sentences quoted from the papers; no chat model is configured):"
@@ -446,8 +448,9 @@ def is_cjk(text: str) -> bool:
 
 # A footnote glued into a sentence by the column layout: its number, then its first word ("... no
 # associated PDF and 13Unpaywall 2019-04-19 data dump 14We use the cld2 tool ..."); not a unit
-# ("1Gbit/s", "4KB").
-_GLUED_FOOTNOTE = re.compile(rf"(?<=\s){_FOOTNOTE_MARK}[A-Z][a-z]{{2,}}")
+# ("1Gbit/s", "4KB"). Or a table's note by its symbol ("... 1.5M parsed LATEX sources. *LATEX
+# preserves line breaks ...", "†Saier and Färber (2020) is an update ...").
+_GLUED_FOOTNOTE = re.compile(rf"(?<=\s){_FOOTNOTE_MARK}[A-Z][a-z]{{2,}}|(?:^|(?<=\s))[\u2020\u2021\u00a7\u00b6*][A-Z]")
 
 
 # A footnote's number before a word that often opens one: "14We use ..." is quoted from "We".
@@ -2056,6 +2059,25 @@ def _overlaps(a: Sentence, b: Sentence) -> bool:
     return a.position < b.position + b.parts and b.position < a.position + a.parts
 
 
+def _without_repeats(chosen: Sequence[Scored]) -> list[Scored]:
+    """*chosen* with each sentence quoted once: overlapping chunks hold the same sentences, so two
+    windows from two passages may share one ("A. S." and "S. B."); the later quote keeps only what
+    is new ("B."), and a quote with nothing new goes."""
+    out: list[Scored] = []
+    said: set[str] = set()
+    for s in chosen:
+        sentences = split_sentences(s.candidate.text) if s.candidate.kind != "line" else [s.candidate.text]
+        new = [sentence for sentence in sentences if sentence not in said]
+        if not new:
+            continue
+        if len(new) < len(sentences):
+            kind = s.candidate.kind if len(new) > 1 else "sentence"
+            s = replace(s, candidate=replace(s.candidate, text=" ".join(new), parts=len(new), kind=kind))
+        said.update(sentences)
+        out.append(s)
+    return out
+
+
 def choose_evidence(scored: Sequence[Scored], analysis: QuestionAnalysis) -> list[Scored]:
     """The quotes, best paper first: each quoted paper's best candidate (and, for the first paper,
     a second close one not overlapping it, that states the fact when the first does). A paper is
@@ -2473,7 +2495,7 @@ def compose_answer(
     the papers do not state it."""
     candidates = [s.candidate for s in scored]
     chosen = choose_evidence(scored, analysis) if chosen is None else list(chosen)
-    chosen = _with_headers(_with_context(chosen, scored, analysis))
+    chosen = _without_repeats(_with_headers(_with_context(chosen, scored, analysis)))
     if not chosen:
         return ExtractiveAnswer(text="", status=Status.NOT_STATED)
     labels = titles or {}

@@ -103,6 +103,8 @@ class QuestionAnalysis:
     # A paper the question calls by a name none of the project's papers goes by ("the GFS paper"):
     # `absent_paper`; None when it names none, or names papers of the project.
     absent_name: str | None = None
+    # "And the other paper?" in a project of one paper: there is none, and the answer says so.
+    no_other_paper: bool = False
 
 
 # --- answer type ----------------------------------------------------------------------------------
@@ -214,6 +216,12 @@ _WHAT_IS_THE_THING = re.compile(
 _WHAT_DO_THINGS = re.compile(
     r"^what\s+(?:do|did)\s+(?:(?-i:[A-Z])[\w-]*\s+)?(?P<thing>(?:(?-i:[a-z])[\w-]*\s+)?(?-i:[a-z])[\w-]*[^s\W]s)"
     r"\s+(?-i:[a-z])+\b",
+    re.IGNORECASE,
+)
+# "Which of the filters removes the most?": one of the things named after "of".
+_WHICH_OF_THINGS = re.compile(
+    r"^which\s+of\s+(?:the|these|those|its|their)\s+"
+    r"(?P<thing>(?-i:[a-z])[\w-]*[^s\W]s|(?-i:[a-z])[\w-]*[^s\W]\s+(?-i:[a-z])[\w-]*[^s\W]s)\b",
     re.IGNORECASE,
 )
 # "What does the snapshot operation in GFS do?": the thing that does it (the paper it is in left out).
@@ -346,7 +354,7 @@ def _referent(question: str, papers: Sequence[PaperRef]) -> str | None:
     the simplest lock recipe?" -> "problem with the simplest lock recipe")."""
     plain = re.sub("(?<!\\w)['\u2018]|['\u2019](?!\\w)|[\"\u201c\u201d]", "", question)  # "GFS 'shadow' masters"
     return asked_thing(question, papers) or _thing_of(
-        plain, papers, (_WHAT_IS_THE_THING, _WHAT_DO_THINGS, _WHAT_DOES_THE_THING_DO)
+        plain, papers, (_WHAT_IS_THE_THING, _WHAT_DO_THINGS, _WHAT_DOES_THE_THING_DO, _WHICH_OF_THINGS)
     )
 
 
@@ -358,7 +366,8 @@ def _thing_of(question: str, papers: Sequence[PaperRef], patterns: Sequence[re.P
     if match is None:
         return None
     thing = match.group("thing")
-    if mentions(thing, papers) or any(word.casefold() in _PAPER_WORDS for word in thing.split()):
+    # "the first paper" names a paper; "paper clustering" is a thing of its own.
+    if mentions(thing, papers) or thing.split()[-1].casefold() in _PAPER_WORDS:
         return None
     return thing
 
@@ -1749,6 +1758,12 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
     return _Resolved(query=query, focus=focus, pool=previous.pool, comparison=comparison, unclear=unclear)
 
 
+def _asks_another_paper(question: str) -> bool:
+    """Whether *question* calls a paper "the other (paper, one, ...)"."""
+    reference = _PAPER_REFERENCE.search(question)
+    return reference is not None and reference.group(0).casefold().startswith("the other")
+
+
 def analyse_question(question: str, *, history: Sequence[Turn], papers: Sequence[PaperRef]) -> QuestionAnalysis:
     """Analyse *question* asked after *history* (the conversation's answered turns, oldest first;
     an assistant turn's `paper_ids` are the papers its citations point at) in a project of *papers*.
@@ -1776,6 +1791,7 @@ def analyse_question(question: str, *, history: Sequence[Turn], papers: Sequence
         key_terms=content_terms(resolved.query, papers),
         unclear_papers=resolved.unclear,
         absent_name=None if focus else absent_paper(resolved.query, papers),
+        no_other_paper=len(papers) == 1 and _asks_another_paper(question),
     )
     if len(focus) >= 2 and relates_papers(resolved.query, focus, papers):
         # How papers bear on one another is stated where one names another: "It produces a result

@@ -579,6 +579,10 @@ class StreamedAnswer:
 
 NO_PAPERS = "This project has no papers yet: add papers to it, then ask again."
 WHICH_OTHER_PAPER = "Which paper do you mean? This project's other papers are {papers}: ask again naming one."
+NO_OTHER_PAPER = (
+    "This project has one paper, “{title}”: there is no other paper to ask about. Add papers to the "
+    "project to ask across them."
+)
 ABSENT_PAPER = (
     "This project has no paper called “{name}”, so its papers cannot say what that paper states. "
     "Add the paper to the project, or ask without naming it."
@@ -621,6 +625,8 @@ class AnswerSession(StreamedAnswer):
     metadata_answer: MetadataAnswer | None = None
     # "And the other paper?" with several other papers: their titles (`QuestionAnalysis.unclear_papers`).
     unclear_titles: list[str] = field(default_factory=list)
+    # "And the other paper?" in a project of one paper: its title (`QuestionAnalysis.no_other_paper`).
+    only_title: str | None = None
 
     async def _prepare(self) -> dict[str, Any]:
         if self.persist:
@@ -651,6 +657,8 @@ class AnswerSession(StreamedAnswer):
         self.references = {ref.n: ref for ref in self.retrieval.references}
         self.named_titles = [paper.display_title for paper in papers if paper.pk in self.analysis.named_paper_ids]
         self.unclear_titles = [p.display_title for p in papers if p.pk in self.analysis.unclear_papers]
+        if self.analysis.no_other_paper:
+            self.only_title = papers[0].display_title
         self.extractive = not llm.chat_model_configured()
         self._load_labels(papers)
         self.figures = await sync_to_async(figure_cards)({ref.paper_id for ref in self.retrieval.references})
@@ -711,6 +719,13 @@ class AnswerSession(StreamedAnswer):
             return
         retrieval = self.retrieval
         assert retrieval is not None
+        if self.only_title is not None:
+            # "And the other paper?" in a project of one paper: re-asking about that paper would
+            # answer another question.
+            self.status = Status.NOT_STATED
+            for word in words(NO_OTHER_PAPER.format(title=self.only_title)):
+                yield word
+            return
         if self.unclear_titles:
             # Which of several papers "the other paper" is, the reader says: asking them all at once
             # answers another question.

@@ -9,6 +9,8 @@ from chat.citations import parse_citations
 from chat.extractive import (
     MAX_EMBEDDED,
     Quantity,
+    Scored,
+    Sentence,
     Status,
     analysis_for,
     asked_measure,
@@ -36,7 +38,14 @@ from chat.extractive import (
 )
 from chat.prompts import REFUSAL
 from chat.question import PaperRef, analyse_question
-from chat.services import ABSENT_PAPER, NO_PAPERS, WHICH_OTHER_PAPER, answer_question, extractive_answer
+from chat.services import (
+    ABSENT_PAPER,
+    NO_OTHER_PAPER,
+    NO_PAPERS,
+    WHICH_OTHER_PAPER,
+    answer_question,
+    extractive_answer,
+)
 from indexing.pdf import extract_text
 from indexing.retrieval import Reference
 from tests.conftest import shared_case, shared_paper
@@ -727,6 +736,19 @@ def test_the_other_paper_among_several_is_asked_about_not_guessed(alice, indexed
         WHICH_OTHER_PAPER.format(papers=f"\u201c{a}\u201d and \u201c{b}\u201d")
         for a, b in (("Zab", "Viewstamped"), ("Viewstamped", "Zab"))
     }
+    assert answer.status == "not_stated"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_other_paper_in_a_project_of_one_paper_is_said_not_to_exist(alice, indexed_paper):
+    from projects.services import add_papers_to_project, create_project
+
+    project = create_project(owner=alice, name="Only Raft")
+    paper = indexed_paper(alice, ["Raft elects a leader with randomized timeouts of 150 ms."], title="Raft")
+    add_papers_to_project(project=project, papers=[paper], user=alice)
+    answer_question(project=project, user=alice, question="How does Raft elect a leader?", chat=True)
+    answer = answer_question(project=project, user=alice, question="And the other paper?", chat=True)
+    assert answer.text == NO_OTHER_PAPER.format(title="Raft")
     assert answer.status == "not_stated"
 
 
@@ -2257,3 +2279,35 @@ def test_kinds_and_types_count_as_one_word():
     answer = scored_answer([reference(1, 1, text, title="Zorblax")], question)
     assert answer.status == Status.ANSWERED
     assert "two types of RPCs" in answer.text
+
+
+def test_two_passages_sharing_a_sentence_quote_it_once():
+    shared = "The corpus contains three times more full text papers than any other corpus of its kind."
+    before = "The other corpus contains 6M papers at the time of writing, by its own count."
+    after = "Citations in the corpus are linked to the full set of 81.1M paper nodes it holds."
+    # Overlapping chunks: each holds the shared sentence, one with the sentence after it, one with
+    # the sentence before.
+    windows = [
+        Sentence(1, 1, "Corpus", f"{shared} {after}", page=2, kind="window", parts=2),
+        Sentence(2, 1, "Corpus", f"{before} {shared}", page=2, kind="window", parts=2),
+    ]
+    chosen = [Scored(window, 0.9, 1.0, 0.5, 1.0, 0.9, True) for window in windows]
+    analysis = analysis_for("How many papers does the corpus contain?")
+    answer = compose_answer(chosen, analysis, chosen=chosen)
+    assert answer.text.count("three times more full text papers") == 1
+    assert f"\u201c{before}\u201d [2]" in answer.text
+
+
+@pytest.mark.parametrize(
+    ("text", "quotable"),
+    [
+        ("Beltagy et al. (2019) do not report standard deviation or number of runs.", True),
+        ("*LATEX preserves line breaks rather than paragraph breaks in these sources.", False),
+        ("\u2020Saier and F\u00e4rber (2020) is an update to this work with more papers.", False),
+    ],
+)
+def test_a_tables_note_is_no_sentence_of_the_prose_before_it(text, quotable):
+    prose = "Reported values are averaged over all open access papers in the corpus."
+    sentences = [s.text for s in candidate_sentences([reference(1, 1, f"{prose} {text}")])]
+    assert prose in sentences
+    assert (text in sentences) is quotable

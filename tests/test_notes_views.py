@@ -104,3 +104,10 @@ def test_the_library_notes_page_lists_library_notes(alice, client_for):
     create_note(user=alice, item=library_item(alice), name="Reading list")
     html = client_for(alice).get(reverse("notes:library")).content.decode()
     assert "Reading list" in html and "Library copilot" in html
+
+
+def test_the_notes_path_leads_to_the_library_notes(alice, client_for):
+    response = client_for(alice).get("/notes/", follow=True)
+
+    assert response.redirect_chain == [(reverse("notes:library"), HTTPStatus.FOUND)]
+    assert response.status_code == HTTPStatus.OK

@@ -1285,3 +1285,21 @@ def test_it_asked_of_another_paper_is_the_thing_asked_before():
 
 def test_a_verb_that_only_applies_the_asked_thing_is_no_key_term():
     assert analyse("What filters does the pipeline apply?").key_terms == ("filters", "pipeline")
+
+
+def test_that_after_which_of_the_things_is_those_things():
+    analysis = analyse("How many papers does that remove?", ("Which of the filters removes the most in Raft?", (2,)))
+    assert analysis.query == "How many papers does the filters remove in Raft?"
+
+
+def test_a_paper_word_modifying_a_thing_leaves_the_thing():
+    analysis = analyse("How accurate was it?", ("How was paper clustering evaluated in Raft?", (2,)))
+    assert analysis.query == "How accurate was the paper clustering in Raft?"
+
+
+def test_the_other_paper_in_a_project_of_one_paper_is_none():
+    analysis = analyse_in([GFS], "And the other paper?", ("How does GFS place replicas?", (4,)))
+    assert analysis.no_other_paper
+    assert not analyse_in(
+        [GFS, BIGTABLE], "And the other paper?", ("How does GFS place replicas?", (4,))
+    ).no_other_paper
