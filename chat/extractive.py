@@ -373,7 +373,7 @@ def _math_runs(lines: Sequence[str]) -> set[int]:
     return found
 
 
-def _blocks(text: str) -> list[tuple[str, list[str], bool]]:
+def _blocks(text: str, seen_words: Collection[str] = ()) -> list[tuple[str, list[str], bool]]:
     """*text* cut at section-heading lines (`is_heading`, dropped) and at display math (dropped),
     so neither is ever glued into a quote: `(folded block text, its raw lines, whether display
     math ends it)`, dehyphenated. A script line inside a hyphenated word ("be-", "title",
@@ -394,7 +394,9 @@ def _blocks(text: str) -> list[tuple[str, list[str], bool]]:
             blocks[-1][0].append(line)
     blocks += [(note, False) for note in footnotes]
     return [
-        (dehyphenate("\n".join(lines)), lines, math_after) for lines, math_after in blocks if "".join(lines).strip()
+        (dehyphenate("\n".join(lines), seen_words), lines, math_after)
+        for lines, math_after in blocks
+        if "".join(lines).strip()
     ]
 
 
@@ -554,13 +556,19 @@ def candidate_sentences(references: Sequence[Reference], *, acknowledgements: bo
     left out; a paper's own bibliography markers stay verbatim but inert. Windows are not included
     (see `candidate_windows`)."""
     sentences: list[Sentence] = []
+    # A word a line break hyphenates in one passage ("GRO-\nBID") is often whole in another.
+    words_of: dict[int, set[str]] = {}
+    for ref in references:
+        words_of.setdefault(ref.paper_id, set()).update(w.lower() for w in re.findall(r"[A-Za-z]+", ref.text))
     for ref in references:
         if looks_like_bibliography(ref.text):
             continue
         # The paper's title block ("S2ORC: The Semantic Scholar Open Research Corpus Kyle Lo ...")
         # reads as a sentence that defines the title's name; it is the head of the page, not a claim.
         title = " ".join(ref.title.split()).casefold() if len(ref.title) >= MIN_TITLE_BLOCK_CHARS else ""
-        for b, (block, lines, math_after) in enumerate(_blocks(neutralise_paper_markers(ref.text))):
+        for b, (block, lines, math_after) in enumerate(
+            _blocks(neutralise_paper_markers(ref.text), words_of[ref.paper_id])
+        ):
             # (position, text): a sentence keeps its place among all the block's sentences, so two
             # quotable sentences with an unquotable one between them are not adjacent (no window).
             splits = _SPLIT.split(block)

@@ -12,7 +12,7 @@ short chunk at the end of a page; the overlap keeps context across windows withi
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -74,13 +74,29 @@ def count_tokens(text: str) -> int:
     return len(_tokenizer().encode(text, add_special_tokens=False).ids)
 
 
-def dehyphenate(text: str) -> str:
+# Inflections a vocabulary word takes ("leveraging" is "leverage" + "ing", "recommenders" is
+# "recommend" + "ers"), longest first.
+_INFLECTIONS = ("ations", "ation", "ings", "ers", "ing", "ies", "ied", "es", "ed", "er", "ly", "s")
+
+
+def _inflected_word(word: str, known: frozenset[str]) -> bool:
+    """Whether *word* (lower case) is a vocabulary word with an inflection (`_INFLECTIONS`)."""
+    for ending in _INFLECTIONS:
+        stem = word.removesuffix(ending)
+        if stem != word and len(stem) >= 3 and (stem in known or f"{stem}e" in known or f"{stem}y" in known):
+            return True
+    return False
+
+
+def dehyphenate(text: str, seen_words: Collection[str] = ()) -> str:
     """Join words hyphenated across line breaks and fold the remaining newlines into spaces.
 
     A line-break hyphen is dropped when the joined word is a word: a whole-word entry of the
-    embedding model's 30k-word vocabulary, or a word used unhyphenated elsewhere in *text*
-    ("implemen-\\ntation" -> "implementation"); otherwise it is a real hyphen and stays
-    ("fault-\\ntolerant" -> "fault-tolerant"). Used for what is embedded, searched and quoted.
+    embedding model's 30k-word vocabulary or one of them inflected ("lever-\\naging" ->
+    "leveraging", "recom-\\nmenders" -> "recommenders"), or a word used unhyphenated elsewhere in
+    *text* or among *seen_words* (lower case: the rest of the paper's passages, where "GROBID" is
+    written whole); otherwise it is a real hyphen and stays ("fault-\\ntolerant" ->
+    "fault-tolerant"). Used for what is embedded, searched and quoted.
     """
     known = vocabulary()
     seen = {word.lower() for word in re.findall(r"[A-Za-z]+", text)}
@@ -88,7 +104,8 @@ def dehyphenate(text: str) -> str:
     def join(match: re.Match[str]) -> str:
         left, right = match.group(1), match.group(2)
         joined = left + right
-        if joined.lower() in known or joined.lower() in seen:
+        word = joined.lower()
+        if word in known or word in seen or word in seen_words or _inflected_word(word, known):
             return joined
         return f"{left}-{right}"
 
