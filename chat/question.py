@@ -1758,6 +1758,19 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
     return _Resolved(query=query, focus=focus, pool=previous.pool, comparison=comparison, unclear=unclear)
 
 
+# "How many papers are in S2ORC?": papers counted, not papers named.
+_COUNTED_PAPER_WORD = re.compile(r"\bhow\s+many\s+(papers|articles|publications|documents|authors)\b", re.IGNORECASE)
+
+
+def _with_counted_noun(terms: tuple[str, ...], query: str) -> tuple[str, ...]:
+    """*terms* with the paper word a "how many" question counts (`_PAPER_WORDS` are no key terms
+    elsewhere: "the Raft paper" names a paper)."""
+    counted = _COUNTED_PAPER_WORD.search(query)
+    if counted is None or counted[1].casefold() in terms:
+        return terms
+    return (*terms, counted[1].casefold())
+
+
 def _asks_another_paper(question: str) -> bool:
     """Whether *question* calls a paper "the other (paper, one, ...)"."""
     reference = _PAPER_REFERENCE.search(question)
@@ -1788,7 +1801,7 @@ def analyse_question(question: str, *, history: Sequence[Turn], papers: Sequence
         comparison=resolved.comparison or is_broad(resolved.query, names_a_paper=bool(resolved.focus)),
         broad=is_broad(resolved.query, names_a_paper=bool(resolved.focus)),
         rewritten=rewritten,
-        key_terms=content_terms(resolved.query, papers),
+        key_terms=_with_counted_noun(content_terms(resolved.query, papers), resolved.query),
         unclear_papers=resolved.unclear,
         absent_name=None if focus else absent_paper(resolved.query, papers),
         no_other_paper=len(papers) == 1 and _asks_another_paper(question),

@@ -841,8 +841,9 @@ def retrieve_passages(
     (`first_mentions_first`). *sentence_scorer* re-ranks
     the dense leg by each chunk's best sentence (`rerank_dense`; the answer step supplies it). *focus* says which papers
     the question names and whether it compares: named papers are searched alone unless it
-    compares one of them with the rest, and `select_passages` gives them their slots; searched
-    alone, they share the top-k budget (top_k // their number each, never under *per_paper*).
+    compares one of them with the rest, and `select_passages` gives them their slots. The papers
+    searched share the top-k budget (top_k // their number each, never under *per_paper*): a
+    project of one paper, or one named paper, gets all top_k passages from it.
 
     Only papers `ready` for the configured embedding model, and admitted by *filters*, are
     searched; both legs are restricted to them before ranking. Settings give the defaults:
@@ -871,10 +872,11 @@ def retrieve_passages(
     named = {pid for pid in focus.paper_ids if pid in searched} if focus is not None else set()
     if named and not (focus is not None and focus.broad):
         ranked = named  # "According to the ZooKeeper paper, ...", "How do GFS and Bigtable ...?"
-        # The budget the other papers would have had goes to the named ones, shared: the passage
-        # holding the fact is often not among a paper's best five by similarity ("How many people
-        # took part in its lab study?" is answered by a paper's 13th-ranked passage).
-        per_paper = max(per_paper, top_k // len(named))
+    # The budget papers not searched would have had goes to the searched ones, shared: the passage
+    # holding the fact is often not among a paper's best five by similarity ("How many people took
+    # part in its lab study?" is answered by a paper's 13th-ranked passage), and a project of one
+    # paper searches that paper for all top_k passages.
+    per_paper = max(per_paper, top_k // len(ranked))
     limit = min(max(top_k * 4, per_paper * len(ranked) * 2), MAX_CANDIDATES)
     query = None if mode == "lexical" else embed_query(question)
     own_queries = [(pid, text) for pid, text in (focus.queries if focus is not None else ()) if pid in ranked]

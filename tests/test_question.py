@@ -1303,3 +1303,8 @@ def test_the_other_paper_in_a_project_of_one_paper_is_none():
     assert not analyse_in(
         [GFS, BIGTABLE], "And the other paper?", ("How does GFS place replicas?", (4,))
     ).no_other_paper
+
+
+def test_papers_counted_by_how_many_are_a_key_term():
+    assert analyse("How many papers are in Raft?").key_terms == ("papers",)
+    assert "paper" not in analyse("What does the Raft paper say about leaders?").key_terms

@@ -177,12 +177,25 @@ def test_a_paper_searched_alone_gets_the_budget_the_others_would_have_had(projec
     pages = [
         f"Replica placement, part {n}. Chunk replicas are spread across racks for reliability {n}." for n in range(20)
     ]
-    (gfs,) = project({"GFS": pages})
+    others = [f"Rack layout, part {n}. Chunk replicas sit on racks of servers across the hall {n}." for n in range(20)]
+    gfs, other = project({"GFS": pages, "Racks": others})
     question = "How are chunk replicas placed across racks?"
-    alone = retrieve_passages(papers=[gfs], question=question, focus=Focus())
-    named = retrieve_passages(papers=[gfs], question=question, focus=Focus(paper_ids=(gfs.pk,)))
-    assert len(alone.references) == 3
+    both = retrieve_passages(papers=[gfs, other], question=question, focus=Focus())
+    named = retrieve_passages(papers=[gfs, other], question=question, focus=Focus(paper_ids=(gfs.pk,)))
+    assert sum(ref.paper_id == gfs.pk for ref in both.references) == 6  # top_k // 2 papers
     assert len(named.references) == 12  # the whole top-k budget
+    assert {ref.paper_id for ref in named.references} == {gfs.pk}
+
+
+@pytest.mark.django_db
+def test_a_project_of_one_paper_gets_the_whole_budget_from_it(project, settings):
+    settings.PROJECT_CHAT_TOP_K, settings.PROJECT_CHAT_MAX_CHUNKS_PER_PAPER = 12, 3
+    pages = [
+        f"Replica placement, part {n}. Chunk replicas are spread across racks for reliability {n}." for n in range(20)
+    ]
+    (gfs,) = project({"GFS": pages})
+    alone = retrieve_passages(papers=[gfs], question="How are chunk replicas placed across racks?", focus=Focus())
+    assert len(alone.references) == 12
 
 
 RAFT_ELECTION = (
