@@ -760,6 +760,53 @@ def with_table_pointed_to(chosen: Sequence[Scored], references: Sequence[Referen
     return [first, *(replace(first, candidate=line) for line in lines)]
 
 
+# "Which of the filters removes the most?": which of several things has the largest (or smallest) figure.
+_EXTREME = re.compile(
+    r"^\W*(?:and\s+|so\s+)?(?:which|what)\b.*?\b(?P<word>most|largest|highest|biggest|greatest|fewest|least|"
+    r"smallest|lowest)\b",
+    re.IGNORECASE,
+)
+_SMALLEST = frozenset({"fewest", "least", "smallest", "lowest"})
+
+
+def extreme_row(candidates: Sequence[Sentence], analysis: QuestionAnalysis) -> Sentence | None:
+    """For a question asking which of several things has the most or the least ("Which of the
+    filters removes the most?"), the table row with the largest (smallest) last figure among the
+    rows under one header that names a key term of the question ("< 100 chars of text 80.0M" under
+    "Filter Number of papers"); None when the question asks no such thing or no table fits. The
+    first such table in passage order is read."""
+    match = _EXTREME.match(analysis.query)
+    if match is None:
+        return None
+    key = set(key_stems(analysis))
+    tables: dict[tuple[int, int, str], list[tuple[float, Sentence]]] = {}
+    for candidate in candidates:
+        if candidate.kind != "line" or not candidate.context or not key & set(terms(candidate.context)):
+            continue
+        figures = quantities(candidate.text)
+        if figures:
+            tables.setdefault((candidate.n, candidate.block, candidate.context), []).append(
+                (figures[-1].high, candidate)
+            )
+    rows = next((rows for rows in tables.values() if len(rows) >= 2), None)
+    if rows is None:
+        return None
+    pick = min if match["word"].casefold() in _SMALLEST else max
+    return pick(rows, key=lambda row: row[0])[1]
+
+
+def with_extreme_row(
+    chosen: Sequence[Scored], candidates: Sequence[Sentence], analysis: QuestionAnalysis
+) -> list[Scored]:
+    """*chosen* with the `extreme_row` the question asks for quoted first (its header comes with it
+    when the answer is written), where there is one; else *chosen* as it is."""
+    row = extreme_row(candidates, analysis)
+    if row is None:
+        return list(chosen)
+    rest = [s for s in chosen if s.candidate.text != row.text]
+    return [Scored(row, 1.0, 1.0, 0.0, 1.0, 1.0, True), *rest]
+
+
 def candidate_windows(sentences: Sequence[Sentence]) -> list[Sentence]:
     """Every two adjacent prose sentences of one passage block, as one candidate."""
     windows = []

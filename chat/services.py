@@ -51,6 +51,7 @@ from chat.extractive import (
     not_stated_in,
     not_stated_sentence,
     score_candidates,
+    with_extreme_row,
     with_table_pointed_to,
 )
 from chat.metadata_answers import MetadataAnswer
@@ -379,6 +380,7 @@ def extractive_answer(
         chosen, unanswered = evidence.chosen, evidence.unanswered
     if chosen is None:
         chosen = with_table_pointed_to(choose_evidence(scored, analysis), references)
+        chosen = with_extreme_row(chosen, candidates, analysis)
     answer = compose_answer(scored, analysis, titles=labels, texts=passages, chosen=chosen, unanswered=unanswered)
     if answer.text:
         return answer

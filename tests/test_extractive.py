@@ -20,9 +20,11 @@ from chat.extractive import (
     asks_several,
     candidate_sentences,
     candidate_windows,
+    choose_evidence,
     compose_answer,
     embed_candidates,
     enumeration_fit,
+    extreme_row,
     is_quotable,
     is_signpost,
     missing_names,
@@ -35,6 +37,7 @@ from chat.extractive import (
     score_candidates,
     states_fact,
     states_rate,
+    with_extreme_row,
 )
 from chat.prompts import REFUSAL
 from chat.question import PaperRef, analyse_question
@@ -2311,3 +2314,33 @@ def test_a_tables_note_is_no_sentence_of_the_prose_before_it(text, quotable):
     sentences = [s.text for s in candidate_sentences([reference(1, 1, f"{prose} {text}")])]
     assert prose in sentences
     assert (text in sentences) is quotable
+
+
+@pytest.mark.parametrize(
+    ("question", "row"),
+    [
+        ("Which of the filters removes the most papers?", "< 100 chars of text 80.0M"),
+        ("Which filter removes the fewest papers?", "No title 20k"),
+    ],
+)
+def test_which_thing_has_the_most_is_the_table_row_with_the_largest_figure(question, row):
+    text = (
+        "We drop papers that fail any filter. All filters are applied in series.\n"
+        "Filter Number of papers\nNo title 20k\nNo authors 0.3M\n< 100 chars of text 80.0M\nNot English 15.2M\n"
+        "Table 2: Post-processing data quality filters for papers"
+    )
+    references = [reference(1, 1, text, title="Corpus")]
+    candidates = candidate_sentences(references)
+    analysis = analysis_for(question)
+    assert extreme_row(candidates, analysis).text == row
+    scored = score_candidates(candidates, analysis, np.full(len(candidates), 0.5))
+    chosen = with_extreme_row(choose_evidence(scored, analysis), candidates, analysis)
+    answer = compose_answer(scored, analysis, chosen=chosen)
+    assert answer.text.index("\u201cFilter Number of papers\u201d [1]") < answer.text.index(f"\u201c{row}\u201d [1]")
+
+
+def test_a_superlative_over_a_table_of_other_things_quotes_no_row():
+    text = "Model Accuracy\nBERT 0.81\nRoBERTa 0.84\nXLNet 0.83"
+    candidates = candidate_sentences([reference(1, 1, text, title="Corpus")])
+    assert extreme_row(candidates, analysis_for("Which of the filters removes the most papers?")) is None
+    assert extreme_row(candidates, analysis_for("What accuracy does BERT reach?")) is None
