@@ -351,7 +351,8 @@ def asked_thing(question: str, papers: Sequence[PaperRef] = ()) -> str | None:
 def _referent(question: str, papers: Sequence[PaperRef]) -> str | None:
     """What "it" of a follow-up to *question* may stand for: its `asked_thing`, or the thing after
     "What is the" ("What's the chunk size in Bigtable?" -> "chunk size"; "What is the problem with
-    the simplest lock recipe?" -> "problem with the simplest lock recipe")."""
+    the simplest lock recipe?" -> "problem with the simplest lock recipe"), the subject of "What
+    does the X do?" ("snapshot operation"), or the things of "Which of the X ...?" ("filters")."""
     plain = re.sub("(?<!\\w)['\u2018]|['\u2019](?!\\w)|[\"\u201c\u201d]", "", question)  # "GFS 'shadow' masters"
     return asked_thing(question, papers) or _thing_of(
         plain, papers, (_WHAT_IS_THE_THING, _WHAT_DO_THINGS, _WHAT_DOES_THE_THING_DO, _WHICH_OF_THINGS)
