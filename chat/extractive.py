@@ -50,7 +50,7 @@ from chat.question import (
     how_dimensions,
     key_terms,
 )
-from indexing.chunking import dehyphenate, is_heading, split_sentences
+from indexing.chunking import dehyphenate, is_heading, latin_words, split_sentences
 from indexing.lexical import tokenize
 from indexing.retrieval import Reference, caption_pattern
 
@@ -107,6 +107,8 @@ _NO_STOP_AFTER = ("e.g.", "i.e.", " al.", " cf.", " vs.", "Fig.", " Eq.", " No."
 _ABBREVIATIONS = "".join(rf"(?<!{re.escape(abbreviation)})" for abbreviation in _NO_STOP_AFTER)
 # A bullet ("• Vocab: ...") opens a new sentence wherever the text layer ran it on.
 _BULLETS = "\u2022\u25e6\u25aa\u2023\u2043"
+# The symbols that mark a table's or page's note ("*LATEX preserves ...", "\u2020Saier and F\u00e4rber ...").
+_NOTE_SYMBOLS = "\u2020\u2021\u00a7\u00b6*"
 # A sentence ends at a stop, or at a footnote mark right after one ("... or Wiktionary.6 The extraction ...").
 _SPLIT = re.compile(
     rf"(?<=[.!?]){_ABBREVIATIONS}\s+(?=[A-Z(\[]|\d+[A-Z])|(?<=[a-z][.!?]\d)\s+(?=[A-Z][a-z])|"
@@ -115,7 +117,7 @@ _SPLIT = re.compile(
     # ("... 2,000 total requests in process. 90000 80000 70000 ...", "... 9 servers. # of clients").
     rf"(?<=[a-z][.!?])\s+(?=#\s|\d[\d.,]*\s+\d)|"
     # A table's note by its symbol after a sentence ("... LATEX sources. *LATEX preserves ...").
-    r"(?<=[.!?])\s+(?=[\u2020\u2021\u00a7\u00b6*][A-Z])"
+    rf"(?<=[.!?])\s+(?=[{_NOTE_SYMBOLS}][A-Z])"
 )
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _HEADER = "Extractive answer (sentences quoted from the papers; no chat model is configured):"
@@ -452,7 +454,7 @@ def is_cjk(text: str) -> bool:
 # associated PDF and 13Unpaywall 2019-04-19 data dump 14We use the cld2 tool ..."); not a unit
 # ("1Gbit/s", "4KB"). Or a table's note by its symbol ("... 1.5M parsed LATEX sources. *LATEX
 # preserves line breaks ...", "†Saier and Färber (2020) is an update ...").
-_GLUED_FOOTNOTE = re.compile(rf"(?<=\s){_FOOTNOTE_MARK}[A-Z][a-z]{{2,}}|(?:^|(?<=\s))[\u2020\u2021\u00a7\u00b6*][A-Z]")
+_GLUED_FOOTNOTE = re.compile(rf"(?<=\s){_FOOTNOTE_MARK}[A-Z][a-z]{{2,}}|(?:^|(?<=\s))[{_NOTE_SYMBOLS}][A-Z]")
 
 
 # A footnote's number before a word that often opens one: "14We use ..." is quoted from "We".
@@ -559,7 +561,7 @@ def candidate_sentences(references: Sequence[Reference], *, acknowledgements: bo
     # A word a line break hyphenates in one passage ("GRO-\nBID") is often whole in another.
     words_of: dict[int, set[str]] = {}
     for ref in references:
-        words_of.setdefault(ref.paper_id, set()).update(w.lower() for w in re.findall(r"[A-Za-z]+", ref.text))
+        words_of.setdefault(ref.paper_id, set()).update(latin_words(ref.text))
     for ref in references:
         if looks_like_bibliography(ref.text):
             continue

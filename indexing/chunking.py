@@ -88,6 +88,11 @@ def _inflected_word(word: str, known: frozenset[str]) -> bool:
     return False
 
 
+def latin_words(text: str) -> set[str]:
+    """The words of *text* in Latin letters, lower case: what `dehyphenate` knows as written whole."""
+    return {word.lower() for word in re.findall(r"[A-Za-z]+", text)}
+
+
 def dehyphenate(text: str, seen_words: Collection[str] = ()) -> str:
     """Join words hyphenated across line breaks and fold the remaining newlines into spaces.
 
@@ -99,7 +104,7 @@ def dehyphenate(text: str, seen_words: Collection[str] = ()) -> str:
     "fault-tolerant"). Used for what is embedded, searched and quoted.
     """
     known = vocabulary()
-    seen = {word.lower() for word in re.findall(r"[A-Za-z]+", text)}
+    seen = latin_words(text)
 
     def join(match: re.Match[str]) -> str:
         left, right = match.group(1), match.group(2)
