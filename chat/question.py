@@ -1320,7 +1320,7 @@ def _resolve_references(
         referred.extend([last, *others])
         subject_it = True
     closing_it = _CLOSING_IT.search(text)
-    if not referred and not named_papers(question, papers) and closing_it and _paper_is_subject(previous.query, papers):
+    if not referred and not named_here and closing_it and _paper_is_subject(previous.query, papers):
         # "How do the processes communicate in it?" after "Does Paxos Made Moderately Complex come
         # with code?": the paper the previous question was about, as its subject.
         text = text[: closing_it.start()] + _names(previous.focus, papers) + text[closing_it.end() :]
