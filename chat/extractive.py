@@ -51,7 +51,7 @@ from chat.question import (
     key_terms,
 )
 from indexing.chunking import dehyphenate, is_heading, latin_words, split_sentences
-from indexing.lexical import tokenize
+from indexing.lexical import american_spelling, tokenize
 from indexing.retrieval import Reference, caption_pattern
 
 MIN_SENTENCE_CHARS = 30
@@ -1004,8 +1004,9 @@ def _stem(term: str) -> str:
     """*term*'s Snowball English stem (Porter, "An algorithm for suffix stripping", 1980, as revised
     in Snowball; PyStemmer) when it is a word of four or more letters: "locate" and "location"
     meet as "locat", "replicas" and "replica" as "replica"; an irregular past form stems as its
-    verb ("ran" as "run"). Numbers and short words stay."""
-    term = _IRREGULAR_PAST.get(term, term)
+    verb ("ran" as "run"), a British spelling as the American one ("licence" as "license",
+    `indexing.lexical.american_spelling`). Numbers and short words stay."""
+    term = american_spelling(_IRREGULAR_PAST.get(term, term))
     if not (term.isalpha() and len(term) > 3):
         return term
     stemmer = getattr(_stemmers, "english", None)
@@ -1071,6 +1072,16 @@ _WHAT_IS_X = re.compile(
     r"\bwhat (?:is|are|was|were) (?:the |a |an )?(.+?)(?:\s+(?:of|for|in|on|that|when)\b|\?|$)", re.IGNORECASE
 )
 _WHICH_X = re.compile(rf"\bwhich\s+(.+?)\s+{_AUX}\b", re.IGNORECASE)
+# "What is the largest number of client processes that Chubby ...?" counts client processes;
+# "What example value does van Renesse give for the lease period ...?" asks for a lease period:
+# the thing after a word that only says a figure is asked.
+_FIGURE_OF_X = re.compile(
+    rf"^\W*(?:(?:in|according to)\b[^,?]*,\s*)?what\b(?:(?!\?).)*?\b(?:number|count|amount|values?)\s+"
+    rf"(?:{_AUX}\s+(?:\S+\s+){{1,3}}?(?:give|use|set|suggest|recommend|pick|choose)s?\s+)?(?:of|for)\s+"
+    r"(?:the |a |an |its |their )?(.+?)(?:\s+(?:that|which|who|a|an|the|its|their|in|on|at|when|does|do|did|is|are|was"
+    r"|were|has|have|had|can|could)\b|[?,]|$)",
+    re.IGNORECASE,
+)
 
 
 def _asked_phrases(question: str, patterns: Sequence[re.Pattern[str]]) -> Iterator[list[str]]:
@@ -1100,7 +1111,8 @@ def asked_phrase(question: str) -> list[str]:
     if counted is not None and counted["noun"].casefold() in _COUNTED_ASKING:
         # "How many papers are in S2ORC?" counts papers, though "papers" mostly names the papers asked.
         return terms(counted["noun"])
-    return next((f for f in _asked_phrases(question, (_HOW_MANY_X, _WHAT_X, _WHAT_AUX_X, _WHICH_X)) if f), [])
+    patterns = (_HOW_MANY_X, _FIGURE_OF_X, _WHAT_X, _WHAT_AUX_X, _WHICH_X)
+    return next((f for f in _asked_phrases(question, patterns) if f), [])
 
 
 def asked_terms(question: str) -> list[str]:
@@ -1295,7 +1307,7 @@ _MEASURE_WORDS: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
         # "By how many percent does it cut latency?" asks for a share, not a time.
         "share",
         re.compile(
-            r"\b(?:percent|per cent|percentage|fraction|proportion|ratio|by how much|speed-?up)\b|%"
+            r"\b(?:percent|per cent|percentage|fraction|proportion|ratio|by how much|speed-?up|what share)\b|%"
             # "How many times faster ...?" (a factor), not "How many times was it downloaded?" (a count)
             r"|\bhow many times\s+(?:[a-z]+er|more|less|fewer|as)\b",
             re.IGNORECASE,
@@ -1345,7 +1357,8 @@ _MEASURE_WORDS: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
         "money",
         re.compile(
             r"\b(?:dollars?|usd|euros?|prices?|how much money|paid|pay|charged?|compensat\w*|budgets?|"
-            r"salar(?:y|ies))\b|\$|\bhow much (?:does|do|did|would|will)\b.*\bcost\b|\bcosts?\s+per\b",
+            r"salar(?:y|ies))\b|\$|\bhow much (?:does|do|did|would|will)\b.*\bcost\b|\bcosts?\s+per\b"
+            r"|\bcost\s+to\s+(?:buy|purchase|rent|build)\b",
             re.I,
         ),
         frozenset({"$", "€", "£"}),
@@ -1421,6 +1434,8 @@ _CHOOSING = frozenset(
 _KINDS = frozenset(_stem(w) for w in "kind kinds type types sort sorts".split())
 # Classes of words a question and its evidence may use interchangeably.
 _TERM_CLASSES = (_PEOPLE, _FUNDING, _CHOOSING, _KINDS)
+# Words for a bound: "What maximum file size ...?" is qualified by "a limit on file size".
+_LIMITS = frozenset(_stem(w) for w in "maximum max limit limits cap caps ceiling bound bounds upper".split())
 
 
 def with_classes(
@@ -1674,6 +1689,13 @@ _BOUND = re.compile(
 )
 
 
+# A question asking for a bound by name: "What is the maximum number of ...?", "What minimum size ...?"
+# ("the largest number seen" asks for an observed extreme, no bound).
+_ASKS_BOUND = re.compile(
+    r"\b(?:maximum|minimum|max|min)\s+(?:[\w-]+\s+)?(?:number|count|amount|size|length|value)s?\b", re.IGNORECASE
+)
+
+
 # An entity question whose answer is a name ("What tools ...?", "Who ...?"), not a kind of thing
 # ("Which filters ...?" is answered by "papers with no title").
 _ASKS_A_NAME = re.compile(
@@ -1743,6 +1765,10 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
     if symbol is not None:
         return states_value_of(text, symbol["symbol"])
     if kind == AnswerType.QUANTITY:
+        if _ASKS_BOUND.search(analysis.query) and not (_LIMITS & text_terms or _BOUND.search(text)):
+            # "What is the maximum number of files a directory can hold?" asks for a bound, which
+            # "files open 12k" (a count seen) does not state; "a limit on file size (256kBytes)" does.
+            return False
         measure = asked_measure(analysis.query)
         fit = quantity_fit(text, measure, asked)
         unit = _UNIT_ASKED.search(analysis.query)
@@ -2428,7 +2454,8 @@ def missing_qualifiers(analysis: QuestionAnalysis, texts: Sequence[str]) -> list
         stems = set(terms(word))
         if not stems or not stems <= key or word.isdigit() or word.casefold() in _ASKING:
             return False
-        return not (stems | set(terms(word.removesuffix("s")))) & present  # "PDFs" where passages say "PDF"
+        # "PDFs" where passages say "PDF"; "maximum" where they say "limit".
+        return not (stems | set(terms(word.removesuffix("s")))) & with_classes(present, stems, (_LIMITS,))
 
     query = _QUOTED_TITLE.sub(" ", analysis.query)
     modifiers = set(_asked_thing_terms(analysis.query)[:-1])

@@ -118,7 +118,7 @@ _QUANTITY_NOUNS = (
     r"temperature|temperatures|percent|percentage"
 )
 # "What servers make up a Chubby cell?" is answered by how many ("five servers"); "Which servers
-# take snapshots?" by which ones (an entity).
+# take snapshots?" by which ones (an entity); "What data structure lets replicas ...?" by a name.
 _COUNTED_NOUNS = r"participants|replicas|nodes|servers|machines"
 # Words between the question word and the asked noun, none an auxiliary ("what chunk size", not
 # "what does GFS use as its size").
@@ -134,7 +134,7 @@ _QUANTITY = re.compile(
     r"what (?:percentage|fraction|proportion)|"
     rf"(?:what|which)(?: (?:is|are|was|were|'s))?(?: the| a| an| its| their)?"
     rf"{_NOT_AUX_WORDS}{{0,3}}? (?:{_QUANTITY_NOUNS})\b|"
-    rf"what{_NOT_AUX_WORDS}{{0,3}}? (?:{_COUNTED_NOUNS})\b)",
+    rf"what{_NOT_AUX_WORDS}? (?:{_COUNTED_NOUNS})\b)",
     re.IGNORECASE,
 )
 _YES_NO = re.compile(
@@ -595,14 +595,18 @@ _ET_AL = r"(?:\s+et\s+al\b\.?(?:['\u2019]s)?)"
 
 # The lower-case particles of a surname ("van Renesse", "de Moura"), part of the mention.
 _SURNAME_PARTICLES = r"(?:(?:van|von|de|der|den|da|di|du|la|le|del|dos|ten|ter)\s+)*"
+# The co-authors after a first author's surname: "Ongaro and Ousterhout", "Ghemawat, Gobioff and
+# Leung" name one paper, whose first author alone the project knows.
+_COAUTHORS = r"(?:,\s*[A-Z][\w'\u2019-]+){0,4},?\s+(?:and|&)\s+[A-Z][\w'\u2019-]+(?=['\u2019]s\b|[^\w'\u2019-]|$)"
 
 
 def _name_pattern(name: str, *, case_sensitive: bool, particles: bool = False) -> re.Pattern[str]:
     words = r"\s+".join(re.escape(word) for word in name.split())
+    coauthors = f"(?P<coauthors>{_COAUTHORS})?" if particles else ""
     # "the Raft paper", "Raft's", "the ZooKeeper authors": the whole phrase is the mention.
     phrase = (
-        rf"(?:\bthe\s+)?{_SURNAME_PARTICLES if particles else ''}(?<![\w-]){words}(?:['\u2019]s)?(?![\w-]){_ET_AL}?"
-        r"(?:\s+(?:paper|article|authors|work|system))?"
+        rf"(?:\bthe\s+)?{_SURNAME_PARTICLES if particles else ''}(?<![\w-]){words}{coauthors}(?:['\u2019]s)?(?![\w-])"
+        rf"{_ET_AL}?(?:\s+(?:paper|article|authors|work|system))?"
     )
     return re.compile(phrase, 0 if case_sensitive else re.IGNORECASE)
 
@@ -675,9 +679,19 @@ def mentions(text: str, papers: Sequence[PaperRef]) -> list[Mention]:
     mention of each at the same place. A paper is also named by a description in its title's
     words (`_described`: "the sleep study")."""
     found: list[Mention] = _described(text, papers)
+    listed: list[tuple[Mention, int]] = []  # a surname with co-authors, and where they start
     for paper in papers:
         for pattern in _patterns(paper):
-            found.extend(_quoted(Mention(m.start(), m.end(), paper.paper_id), text) for m in pattern.finditer(text))
+            for m in pattern.finditer(text):
+                mention = _quoted(Mention(m.start(), m.end(), paper.paper_id), text)
+                if "coauthors" in pattern.groupindex and m.group("coauthors"):
+                    listed.append((mention, m.start("coauthors")))
+                else:
+                    found.append(mention)
+    for mention, cut in listed:
+        # "Lamport and Ongaro" are two papers' first authors, not one paper's authors.
+        other = any(o.paper_id != mention.paper_id and cut <= o.start < mention.end for o in found)
+        found.append(Mention(mention.start, cut, mention.paper_id) if other else mention)
     found.sort(key=lambda m: (m.start, -(m.end - m.start)))
     kept: list[Mention] = []
     for mention in found:
@@ -689,8 +703,13 @@ def mentions(text: str, papers: Sequence[PaperRef]) -> list[Mention]:
 
 
 def _times_named(text: str, papers: Sequence[PaperRef]) -> int:
-    """How many separate names of papers *text* holds: "Paxos", shared by two papers, is one."""
-    return len({(mention.start, mention.end) for mention in mentions(text, papers)})
+    """How many papers or groups of papers *text* names apart: "Paxos", shared by two papers, is
+    one; "the Dynamo paper by DeCandia et al." names one paper twice, which is one too."""
+    kept = set(named_papers(text, papers))
+    spans: dict[tuple[int, int], set[int]] = {}
+    for mention in mentions(text, papers):
+        spans.setdefault((mention.start, mention.end), set()).add(mention.paper_id)
+    return len({frozenset(ids & kept) for ids in spans.values()} - {frozenset()})
 
 
 def named_papers(text: str, papers: Sequence[PaperRef]) -> tuple[int, ...]:
@@ -728,7 +747,8 @@ def by_name(text: str, papers: Sequence[PaperRef]) -> str:
         if spans[(mention.start, mention.end)] > 1 or times[paper.paper_id] > 1 or not author or author not in said:
             continue  # a shared surname, or a paper the question also names otherwise ("Lamport's Paxos Made Simple")
         name = _proper_name(paper) or f"\u201c{' '.join(paper.title.split())}\u201d"
-        if re.sub(rf"{_ET_AL}|['\u2019]s\b|\s+(?:paper|article|work)$|^the\s+", "", said).strip() != author:
+        bare = re.sub(rf"{_ET_AL}|{_COAUTHORS}|['\u2019]s\b|\s+(?:paper|article|work)$|^the\s+", "", said)
+        if bare.strip() != author:
             continue  # named by title or short name ("the Raft paper"), not by surname
         # "Ongaro's paper" is the paper itself: "What does Raft say ...?", not "What does Raft's say ...?".
         whole = re.search(r"\s+(?:paper|article|work)$", said)
@@ -1573,6 +1593,9 @@ def _said_again(text: str) -> str:
 # have been removed from the configuration without knowing it?") keeps its closing "it": it is no
 # bare "How long did that take?" that needs the previous topic to mean anything.
 MAX_TERMS_FOR_TOPIC = 5
+# A topic of more words than this is a clause ("cluster management system starts a master very
+# first thing master"), which no pronoun stands in for.
+MAX_TOPIC_WORDS = 7
 
 
 # "What about S2ORC — which PDFs did its pipeline filter out?": a paper named, then the question about it.
@@ -1737,8 +1760,21 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
         comparison = (len(focus) >= 2) or (not new_papers and previous.comparison)
         return _Resolved(query=query, focus=focus, pool=previous.pool, comparison=comparison, unclear=unclear)
 
-    query = _DO_IT.sub(verb_phrase, text) if verb_phrase else text
-    if thing and not new_papers and _TOPIC_PRONOUN.search(query):
+    clause = len(noun_phrase.split()) > MAX_TOPIC_WORDS and not (thing and not new_papers)
+    pronoun = bool(_DO_IT.search(text) or _TOPIC_PRONOUN.search(text))
+    said_whole = clause and pronoun and len(own_terms) < MAX_TERMS_FOR_TOPIC
+    if said_whole:
+        # "So how do they get around it?" after "Bigtable co-mingles mutations ... in one commit log.
+        # What goes wrong with that when the server dies ...?": "it" stands for a whole clause, which
+        # no noun phrase replaces; the follow-up is asked after the previous question, said whole.
+        query = f"{text.rstrip()} (after: {previous.query})"
+    elif verb_phrase and _DO_IT.search(text):
+        query = _DO_IT.sub(verb_phrase, text)
+    else:
+        query = text
+    if said_whole:
+        pass
+    elif thing and not new_papers and _TOPIC_PRONOUN.search(query):
         # "Why is that useful?" after "What ordering guarantee does MapReduce give ...?": the guarantee.
         query = _TOPIC_PRONOUN.sub(f"the {thing}", query, count=1)
     elif noun_phrase and len(own_terms) < MAX_TERMS_FOR_TOPIC:
@@ -1754,7 +1790,8 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
     focus = new_papers
     if not focus and previous.focus and not subject_it:
         focus = previous.focus
-        query = _in_papers(query, focus, papers)
+        if not said_whole:  # the previous question, said whole, names its papers
+            query = _in_papers(query, focus, papers)
     comparison = group or is_comparison(query, named=max(_times_named(query, papers), len(referred)))
     return _Resolved(query=query, focus=focus, pool=previous.pool, comparison=comparison, unclear=unclear)
 

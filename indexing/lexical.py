@@ -113,6 +113,60 @@ def number_forms(term: str) -> set[str]:
     return forms
 
 
+# British spellings and the American ones they stand for: (stem, British infix, American infix,
+# endings), read as a whole folded word: "licence" -> "license", "modelling" -> "modeling",
+# "organised" -> "organized", "analyse" -> "analyze", "centre" -> "center", "catalogue" ->
+# "catalog", "behaviour" -> "behavior". A few words become no word at all ("promise" ->
+# "promize"); a caller that matches against a vocabulary keeps only the forms it holds, and one
+# that maps both sides of a comparison (`american_spelling`) maps them alike.
+_SPELLINGS = (
+    ("licen|defen|offen|preten", "c", "s", "e|es|ed|ing"),
+    ("model|label|travel|cancel|signal|level|channel|fuel|tunnel|total|counsel", "l", "", "ed|ing|er|ers"),
+    ("program", "me", "", "|s"),
+    ("judg|acknowledg|abridg", "ement", "ment", "|s"),
+    (r"\w{3,}", "is", "iz", "e|es|ed|ing|ation|ations|er|ers"),
+    (r"\w+", "ys", "yz", "e|es|ed|ing"),
+    (r"\w{2,}[bt]", "re", "er", "|s"),
+    (r"\w{3,}", "ogue", "og", "|s"),
+    (r"\w{3,}", "our", "or", "|s|ed|ing|able|ite|ites|ful"),
+)
+# The first rule that matches applies, British to American and back (a candidate spelling).
+_BRITISH = tuple((re.compile(rf"^({stem}){uk}({ends})$"), rf"\g<1>{us}\g<2>") for stem, uk, us, ends in _SPELLINGS)
+_AMERICAN = tuple((re.compile(rf"^({stem}){us}({ends})$"), rf"\g<1>{uk}\g<2>") for stem, uk, us, ends in _SPELLINGS)
+
+
+def american_spelling(word: str) -> str:
+    """*word* (case folded) in American spelling when a British spelling rule matches it
+    ("licence" -> "license", "behaviours" -> "behaviors"), else *word*. Words of four letters or
+    fewer stay."""
+    if len(word) <= 4:
+        return word
+    for pattern, replacement in _BRITISH:
+        if pattern.match(word):
+            return pattern.sub(replacement, word)
+    return word
+
+
+def spelling_forms(word: str) -> set[str]:
+    """*word* and its spellings on the other side of the Atlantic, candidates a caller filters by
+    its vocabulary: "licence" -> {licence, license}; "license" -> {license, licence}."""
+    american = american_spelling(word)
+    forms = {word, american}
+    if len(american) > 4:
+        for pattern, replacement in _AMERICAN:
+            if pattern.match(american):
+                forms.add(pattern.sub(replacement, american))
+                break
+    return forms
+
+
+def word_forms(term: str) -> set[str]:
+    """The spellings a query word stands for: its singular and plural (`number_forms`), each in
+    British and American spelling (`spelling_forms`); "licences" -> {licences, licence, licenses,
+    license, ...}. Some are no words; a caller keeps those its vocabulary holds."""
+    return {spelled for form in number_forms(term) for spelled in spelling_forms(form)}
+
+
 def normalise_for_search(text: str) -> str:
     """Ingest normalisation (NFKC, control characters, line-break hyphenation) plus case folding."""
     return dehyphenate(normalise_text(text)).casefold()
@@ -346,8 +400,9 @@ class LexicalIndex:
         return scores
 
     def _word_scores(self, term: str) -> np.ndarray:
-        """Per row, the BM25 weight of the best of *term* and those of its `number_forms` this index holds."""
-        forms = [term, *sorted(form for form in number_forms(term) - {term} if form in self._vocabulary)]
+        """Per row, the BM25 weight of the best of *term* and those of its `word_forms` this index
+        holds ("licence" scores a chunk printing "license")."""
+        forms = [term, *sorted(form for form in word_forms(term) - {term} if form in self._vocabulary)]
         return np.max([self._term_scores(form) for form in forms], axis=0)
 
     def idf(self, term: str) -> float:
@@ -358,7 +413,8 @@ class LexicalIndex:
 
     def search(self, query: str, *, limit: int, allowed: np.ndarray | None = None) -> list[LexicalMatch]:
         """The best *limit* chunks for *query* by BM25, best first (ties: lower row first). Each
-        query word counts once, by the best weight among its singular and plural forms (`number_forms`).
+        query word counts once, by the best weight among its singular and plural forms and their
+        British and American spellings (`word_forms`).
 
         *allowed* is a boolean mask over rows; rows outside it are never ranked (metadata filters
         apply before ranking). Only chunks sharing at least one term with the query are returned.

@@ -370,6 +370,15 @@ def test_the_asked_terms_name_what_the_question_asks_for():
     assert asked_terms("What chunk size does GFS use?") == ["chunk", "size"]
     assert asked_terms("How much energy does a GFS chunkserver use?") == ["energi"]  # Snowball stems
     assert asked_terms("What is the F1 of the Marlin system?") == ["f1"]
+    # A word that only says a figure is asked for: the thing after it is asked.
+    assert asked_terms("What is the largest number of open sessions that one Chubby master has held?") == [
+        "open",
+        "session",
+    ]
+    assert asked_terms("What example value does the author give for the lease period a leader requests?") == [
+        "leas",
+        "period",
+    ]
 
 
 # --- evidence -------------------------------------------------------------------------------------
@@ -967,6 +976,8 @@ def test_comparing_the_two_papers_of_a_two_paper_project_with_evidence_from_one_
         # How many times a thing happened is a count of its verb; how many times faster, a factor.
         ("How many times was the dataset downloaded in its first month?", "count"),
         ("How many times faster is the new sort?", "share"),
+        ("On average, what share of requests timed out?", "share"),
+        ("What did the 300-node test cluster cost to buy?", "money"),
     ],
 )
 def test_a_quantity_question_says_what_it_measures(question, measure):
@@ -1239,6 +1250,48 @@ def test_a_reference_list_entry_with_many_authors_is_never_quoted():
         "processing jobs to latency-sensitive serving of data to end users in 2006 and later."
     )
     assert candidate_sentences([reference(1, 1, prose)])
+
+
+@pytest.mark.parametrize(
+    ("question", "passage", "status"),
+    [
+        (
+            "What is the largest number of open sessions that one lock server has been seen to hold?",
+            "Sessions are cheap, so a server must hold more than one might expect; we have seen "
+            "40,000 open sessions held by a single lock server at peak.",
+            Status.ANSWERED,
+        ),
+        (
+            "On average, what share of server hours was affected by lock service outages?",
+            "The average percentage of server hours during which some data was unavailable because of "
+            "lock service outages was 0.0031%.",
+            Status.ANSWERED,
+        ),
+        (
+            "What example value does the author give for the lease period a leader requests?",
+            "For example, the lease period could be \u201c8 seconds.\u201d Until it expires, no acceptor "
+            "adopts a higher ballot.",
+            Status.ANSWERED,
+        ),
+        (
+            "What did the 300-node test cluster cost to buy?",
+            "All of the benchmarks ran on a test cluster of approximately 300 nodes with two disks each.",
+            Status.NOT_STATED,
+        ),
+        (
+            "What is the maximum number of open handles one lock client may hold?",
+            "handles open 31k",
+            Status.NOT_STATED,
+        ),
+        (
+            "What maximum file size did the team introduce after one service stored large files?",
+            "We introduced a limit on file size (128kBytes), and moved the service elsewhere.",
+            Status.ANSWERED,
+        ),
+    ],
+)
+def test_the_thing_a_figure_is_asked_of_decides_whether_a_number_answers(question, passage, status):
+    assert scored_answer([reference(1, 1, passage)], question).status == status
 
 
 def test_money_is_a_measure_with_currency_units():

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from indexing.lexical import LexicalIndex, number_forms, plural_stem, tokenize
+from indexing.lexical import LexicalIndex, american_spelling, number_forms, plural_stem, spelling_forms, tokenize
 
 
 def docs(*texts: str) -> list[dict[str, str]]:
@@ -56,6 +56,35 @@ def test_a_word_stands_for_its_singular_and_plural():
     assert {"lease", "leases"} <= number_forms("leases") and {"lease", "leases"} <= number_forms("lease")
     assert "process" in number_forms("processes") and "processes" in number_forms("process")
     assert number_forms("ms") == {"ms"}
+
+
+@pytest.mark.parametrize(
+    ("british", "american"),
+    [
+        ("licence", "license"),
+        ("behaviours", "behaviors"),
+        ("organised", "organized"),
+        ("analysing", "analyzing"),
+        ("centre", "center"),
+        ("catalogue", "catalog"),
+        ("modelling", "modeling"),
+        ("judgement", "judgment"),
+    ],
+)
+def test_a_british_spelling_stands_for_the_american_one_and_back(british, american):
+    assert american_spelling(british) == american
+    assert spelling_forms(british) == spelling_forms(american) == {british, american}
+
+
+@pytest.mark.parametrize("word", ["hour", "four", "raised", "size", "analysis", "keys", "license"])
+def test_words_no_british_rule_fits_keep_their_spelling(word):
+    assert american_spelling(word) == word
+
+
+def test_a_query_in_one_spelling_finds_chunks_printing_the_other():
+    index = LexicalIndex(docs("released under the CC BY-NC license", "licence fees", "paxos chooses values"))
+    assert {m.row for m in index.search("Which licence is it released under?", limit=5)} == {0, 1}
+    assert {m.row for m in index.search("What license?", limit=5)} == {0, 1}
 
 
 def test_a_query_word_finds_the_chunks_holding_its_other_number_and_covers_them():

@@ -18,7 +18,7 @@ from django.core.management import CommandError, call_command
 from indexing import lexical, store
 from indexing.chunking import chunk_pages
 from indexing.embeddings import configured_model_name
-from indexing.lexical import LexicalIndex, LexicalStats, document_terms, merge_statistics, number_forms, tokenize
+from indexing.lexical import LexicalIndex, LexicalStats, document_terms, merge_statistics, tokenize, word_forms
 from indexing.pdf import extract_text
 from indexing.retrieval import matrix_cache, paper_versions, rank_hits, retrieve_passages
 from indexing.services import index_paper
@@ -57,10 +57,10 @@ def real_chunks() -> dict[str, list[dict[str, str]]]:
 
 def bm25s_ranking(reference: bm25s.BM25, question: str, limit: int) -> list[tuple[int, float]]:
     """(row, score) best first, ties by row, as the lexical leg ranks: bm25s's score of each query
-    word, the best of its singular and plural forms (`number_forms`), summed."""
+    word, the best of its singular, plural and British or American forms (`word_forms`), summed."""
     terms = list(dict.fromkeys(tokenize(question)))
     scores = np.vstack(
-        [np.max([reference.get_scores([form]) for form in sorted(number_forms(term))], axis=0) for term in terms]
+        [np.max([reference.get_scores([form]) for form in sorted(word_forms(term))], axis=0) for term in terms]
     ).sum(axis=0)
     rows = np.flatnonzero(scores > 0)
     rows = rows[np.lexsort((rows, -scores[rows]))][:limit]

@@ -111,6 +111,24 @@ def test_a_plain_capitalised_name_in_lower_case_is_an_ordinary_word():
 
 
 @pytest.mark.parametrize(
+    ("question", "named", "not_key"),
+    [
+        ("Ongaro and Ousterhout thank one person for finding a subtle bug. Who was it?", (2,), "ousterhout"),
+        ("According to Ghemawat, Gobioff and Leung, which chunks does the master boost?", (4,), "gobioff"),
+    ],
+)
+def test_a_first_author_with_co_authors_names_one_paper_and_their_names_are_no_key_terms(question, named, not_key):
+    analysis = analyse(question)
+    assert analysis.named_paper_ids == named and not analysis.comparison
+    assert not_key not in analysis.key_terms
+
+
+def test_two_first_authors_joined_by_and_are_two_papers():
+    analysis = analyse("How do Lamport and Ongaro differ on leader election?")
+    assert set(analysis.named_paper_ids) == {PAXOS.paper_id, RAFT.paper_id} and analysis.comparison
+
+
+@pytest.mark.parametrize(
     "question",
     [
         "How do GFS and Bigtable depend on each other?",
@@ -125,7 +143,16 @@ def test_comparisons_and_broad_questions_are_recognised(question):
     assert analyse(question).comparison is True
 
 
-@pytest.mark.parametrize("question", ["What chunk size does GFS use?", "How does Raft elect a leader?"])
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What chunk size does GFS use?",
+        "How does Raft elect a leader?",
+        # One paper named twice, by its name and by its first author.
+        "In the Bigtable paper by Chang et al., what is the maximum size of a row key?",
+        "In Burrows's paper on the Chubby lock service, how long was the last master fail-over ago?",
+    ],
+)
 def test_a_question_about_one_paper_is_no_comparison(question):
     assert analyse(question).comparison is False
 
@@ -161,6 +188,9 @@ def test_a_question_about_one_paper_is_no_comparison(question):
         ("How did Grobid fare on the same evaluation?", AnswerType.QUANTITY),
         ("How does CoreRecipe perform on S2-VL?", AnswerType.QUANTITY),
         ("How does Raft perform leader election?", AnswerType.MECHANISM),
+        # "servers" after "what" is counted; after "what data structure lets", it is no asked noun.
+        ("What servers make up a Chubby cell?", AnswerType.QUANTITY),
+        ("What data structure lets replicas detect which keys differ?", AnswerType.ENTITY),
     ],
 )
 def test_answer_types(question, answer_type):
@@ -1308,3 +1338,23 @@ def test_the_other_paper_in_a_project_of_one_paper_is_none():
 def test_papers_counted_by_how_many_are_a_key_term():
     assert analyse("How many papers are in Raft?").key_terms == ("papers",)
     assert "paper" not in analyse("What does the Raft paper say about leaders?").key_terms
+
+
+@pytest.mark.parametrize(
+    ("previous", "follow_up"),
+    [
+        (
+            "When the cluster manager starts a Bigtable master, what is the very first thing the master does?",
+            "And the step right after that?",
+        ),
+        (
+            "Bigtable keeps the mutations of all of a tablet server's tablets in one commit log. What goes wrong "
+            "with that when the server dies and many servers each pick up one of its tablets?",
+            "So how do they get around it?",
+        ),
+    ],
+)
+def test_a_pronoun_standing_for_a_whole_clause_is_asked_after_the_previous_question_said_whole(previous, follow_up):
+    analysis = analyse(follow_up, (previous, (BIGTABLE.paper_id,)))
+    assert analysis.query.endswith(f"(after: {previous})")
+    assert analysis.named_paper_ids == (BIGTABLE.paper_id,)
