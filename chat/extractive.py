@@ -1270,7 +1270,8 @@ _DEFINES = re.compile(r"\b(?:is|are)\s+(?:a|an|the)\b|\brefers? to\b|\bwe (?:cal
 # A mechanism is stated with a means or a purpose: "... by ...", "To detect ..., Dynamo uses Merkle
 # trees", "We use a three-level hierarchy ... to store tablet location information".
 _EXPLAINS = re.compile(
-    r"\b(?:by|because|so that|when|using|through|which|in order to|first|then|relies on|employs)\b|^to \w+"
+    r"\b(?:by|because|so that|when|whenever|if|until|periodically|using|through|which|in order to|first|then|"
+    r"relies on|employs)\b|^to \w+"
     # "... used to <verb>", but not an experiment's "We used our implementation to measure ...".
     r"|\b(?:use[sd]?|employs?|adopts?)\b[^.;]{0,80}?\bto (?!(?:the|a|an|measure|evaluate|test|compare|assess|"
     r"study|analy[sz]e|validate|answer|show|demonstrate|illustrate|quantify|benchmark)\b)\w+",

@@ -1527,6 +1527,18 @@ def test_an_experiment_using_a_system_to_measure_it_is_no_mechanism():
     assert experiment.type_match < mechanism.type_match
 
 
+def test_a_condition_and_its_consequence_state_a_mechanism():
+    refs = [
+        reference(1, 1, "The coordinator simply re-ran the jobs of the unreachable storage nodes."),
+        reference(2, 1, "If no reply arrives from a node within a timeout, the coordinator marks the node as failed."),
+    ]
+    candidates = candidate_sentences(refs)
+    analysis = analyse_question("How does the coordinator notice that a node has died?", history=(), papers=[])
+    by_text = {s.candidate.text: s for s in score_candidates(candidates, analysis, np.full(len(candidates), 0.6))}
+    outcome, condition = (by_text[c.text] for c in candidates)
+    assert outcome.type_match < condition.type_match
+
+
 def test_a_definition_question_whose_quotes_only_mention_the_term_is_partly_answered():
     refs = [
         reference(1, 1, "We then use GROBID to process each PDF and extract its bibliography entries.", "S2ORC"),
