@@ -1252,6 +1252,9 @@ _MID_NAME = re.compile(r"(?<=[a-z,;(]\s)[A-Z][a-z]{2,}\b")
 _CALL = re.compile(r"\b[a-z][a-zA-Z0-9_]*(?=\(\))")
 # "In which programming language ...?", "Under which licence ...?": a preposition before the question word.
 _PREPOSITION_FIRST = re.compile(r"^\W*(?P<prep>in|on|under|with|from|by)\s+(?:which|what)\b", re.IGNORECASE)
+# The same preposition left at the end: "Which licence is S2ORC released under?", "What language is
+# the master written in?".
+_PREPOSITION_LAST = re.compile(r"^\W*(?:which|what)\b[^?]*\s(?P<prep>in|on|under|with|from|by)\s*\?\s*$", re.IGNORECASE)
 
 
 def names_in(text: str) -> list[str]:
@@ -1697,6 +1700,14 @@ _ASKS_BOUND = re.compile(
 )
 
 
+# Modifiers of an asked thing that say no kind of it: "Which existing codebase ...?" asks for a codebase.
+_PLAIN_MODIFIERS = frozenset(
+    _stem(w)
+    for w in "existing new main common typical standard specific particular actual original same other certain "
+    "own exact overall general underlying".split()
+)
+
+
 # An entity question whose answer is a name ("What tools ...?", "Who ...?"), not a kind of thing
 # ("Which filters ...?" is answered by "papers with no title").
 _ASKS_A_NAME = re.compile(
@@ -1816,9 +1827,10 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
         new_names = [name for name in names_in(text) if _stem(name.casefold()) not in question_words]
         new_name = bool(new_names)
         thing = _asked_thing_terms(analysis.query)
-        if len(thing) >= 2 and thing[-1] in text_terms and not set(thing[:-1]) <= text_terms:
+        if len(thing) >= 2 and thing[-1] in text_terms and not set(thing[:-1]) - _PLAIN_MODIFIERS <= text_terms:
             # "Which encryption algorithm ...?" is not stated by "... rely on distributed algorithms":
-            # a sentence naming another kind of the asked thing (its modifier says which kind).
+            # a sentence naming another kind of the asked thing (its modifier says which kind;
+            # "existing" in "Which existing codebase ...?" says none).
             return False
         # "Which filters does S2ORC apply?" is answered by a sentence about its filters; "Which
         # manufacturer made the disks?" is not answered by one about the disks: the asked thing's
@@ -1835,12 +1847,13 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
             phrase = set(asked_terms(analysis.query))  # the asked phrase, or every term when there is none
             rest = {t.removesuffix("s") for t in key - set(thing) - (phrase if key - phrase else set())}
             said = {t.removesuffix("s") for t in text_terms}  # "PDFs" where the sentence says "PDF"
-            lead = _PREPOSITION_FIRST.match(analysis.query)
+            lead = _PREPOSITION_FIRST.match(analysis.query) or _PREPOSITION_LAST.match(analysis.query)
             if lead is not None:
                 # "In which programming language are the components implemented?": the name comes
-                # after that preposition ("implemented in Java"), not anywhere ("... the file system API").
+                # after that preposition ("implemented in Java", "built on the open-source ScholarPhi
+                # codebase"), not anywhere ("... the file system API").
                 new_name = any(
-                    re.search(rf"\b{lead['prep']}\s+(?:the\s+|a\s+|an\s+)?{re.escape(n)}", text, re.IGNORECASE)
+                    re.search(rf"\b{lead['prep']}\s+(?:[\w-]+\s+){{0,3}}?{re.escape(n)}", text, re.IGNORECASE)
                     for n in new_names
                 )
             return new_name and len(rest & said) >= min(2, len(rest))
@@ -2459,7 +2472,7 @@ def missing_qualifiers(analysis: QuestionAnalysis, texts: Sequence[str]) -> list
         return not (stems | set(terms(word.removesuffix("s")))) & with_classes(present, stems, (_LIMITS,))
 
     query = _QUOTED_TITLE.sub(" ", analysis.query)
-    modifiers = set(_asked_thing_terms(analysis.query)[:-1])
+    modifiers = set(_asked_thing_terms(analysis.query)[:-1]) - _PLAIN_MODIFIERS
     unnamed = [w for w in re.findall(r"[\w-]+", query) if set(terms(w)) & modifiers and absent(w)]
     in_phrases = [w for w in _phrase_words(query) if absent(w)]
     if len(in_phrases) < 2 or kind != AnswerType.QUANTITY:

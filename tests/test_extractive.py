@@ -1294,6 +1294,28 @@ def test_the_thing_a_figure_is_asked_of_decides_whether_a_number_answers(questio
     assert scored_answer([reference(1, 1, passage)], question).status == status
 
 
+@pytest.mark.parametrize(
+    ("passage", "status"),
+    [
+        ("We also release CorpusBERT to serve as a baseline for research.", Status.NOT_STATED),
+        ("The corpus is released under the CC BY-NC 2.0 license, with attribution.", Status.ANSWERED),
+        ("The corpus is released under the open non-commercial ODC-By terms.", Status.ANSWERED),
+    ],
+)
+def test_a_name_answers_a_question_ending_in_a_preposition_only_after_that_preposition(passage, status):
+    papers = [PaperRef(1, "CorpusX: An Open Corpus of Papers", "Ada Lovelace")]
+    analysis = analyse_question("Which licence is CorpusX released under?", history=(), papers=papers)
+    refs = [reference(1, 1, passage.replace("the corpus", "CorpusX"), title="CorpusX")]
+    # The British "licence" of the question meets the American "license" of the passage.
+    assert extractive_answer(analysis.query, refs, analysis=analysis).status == status
+
+
+def test_a_modifier_that_says_no_kind_of_the_asked_thing_need_not_be_repeated():
+    refs = [reference(1, 1, "The front-end of the viewer was built on the open-source PaperLens codebase [27].")]
+    question = "Which existing open-source codebase was the viewer's front-end built on?"
+    assert scored_answer(refs, question).status == Status.ANSWERED
+
+
 def test_money_is_a_measure_with_currency_units():
     assert quantities("each participant was compensated $35 USD") == [Quantity(35, 35, "$")]
     assert asked_measure("How much does a GFS chunkserver cost in dollars?") == "money"
