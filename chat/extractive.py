@@ -890,7 +890,9 @@ _SYMBOLIC_COUNT = re.compile(
 _WORD_DURATION = re.compile(
     r"\b(?:(?:one|(?:a\s+)?few|several|" + "|".join(_WORD_NUMBERS) + r")\s+(?:full\s+)?"
     r"(?:weeks?|days?|hours?|months?|minutes?|seconds?|years?)|"
-    r"(?:under|within|than|about|around|roughly|for)\s+(?:half\s+)?an?\s+(?:second|minute|hour)(?!\s+[a-z]))\b",
+    r"(?:under|within|than|about|around|roughly|for)\s+(?:half\s+)?an?\s+(?:second|minute|hour)(?!\s+[a-z])|"
+    # "they may lag the primary slightly, typically fractions of a second"
+    r"(?:a\s+)?fractions?\s+of\s+an?\s+(?:second|millisecond|minute|hour))\b",
     re.IGNORECASE,
 )
 
@@ -1332,8 +1334,8 @@ _MEASURE_WORDS: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
     (
         "time",
         re.compile(
-            r"\b(?:how long|how often|how quickly|how fast|latency|latencies|timeouts?|delays?|durations?|"
-            r"intervals?|periods?|seconds|milliseconds|minutes|hours)\b",
+            r"\b(?:how long|how often|how quickly|how fast|how far behind|latency|latencies|timeouts?|delays?|"
+            r"durations?|intervals?|periods?|seconds|milliseconds|minutes|hours)\b",
             re.IGNORECASE,
         ),
         frozenset({"ms", "s", "us", "ns", "min", "h", "day", "week", "month"}),
@@ -1968,7 +1970,17 @@ def _answer_type_fit(text: str, analysis: QuestionAnalysis, question_terms: set[
         return 1.0 if means is not None and set(terms(means["thing"])) - question_terms else 0.6
     if kind == AnswerType.YES_NO:
         return 0.5 if _POLAR.search(text) else 0.0
+    if _ASKS_CONDITION.match(analysis.query):
+        # "When are processes allowed to enter the barrier?": "Processes can enter the barrier when ..."
+        return 1.0 if _STATES_CONDITION.search(text) else 0.0
     return 0.0
+
+
+# A question asking under which condition a thing happens (present tense, not "When was X built?").
+_ASKS_CONDITION = re.compile(
+    r"^\W*(?:and\s+|so\s+)?when\s+(?:is|are|can|could|do|does|should|must|will|may|might)\b", re.IGNORECASE
+)
+_STATES_CONDITION = re.compile(r"\b(?:when|whenever|once|if|until|unless|as soon as)\b", re.IGNORECASE)
 
 
 def term_weights(candidates: Sequence[Sentence], question_terms: Sequence[str]) -> dict[str, float]:

@@ -977,6 +977,7 @@ def test_comparing_the_two_papers_of_a_two_paper_project_with_evidence_from_one_
         ("How many times was the dataset downloaded in its first month?", "count"),
         ("How many times faster is the new sort?", "share"),
         ("On average, what share of requests timed out?", "share"),
+        ("How far behind the leader can a follower be?", "time"),
         ("What did the 300-node test cluster cost to buy?", "money"),
     ],
 )
@@ -1279,6 +1280,11 @@ def test_a_reference_list_entry_with_many_authors_is_never_quoted():
             Status.NOT_STATED,
         ),
         (
+            "How far behind the leader can a standby replica be?",
+            "Standbys are not mirrors: they may lag the leader slightly, typically fractions of a second.",
+            Status.ANSWERED,
+        ),
+        (
             "What is the maximum number of open handles one lock client may hold?",
             "handles open 31k",
             Status.NOT_STATED,
@@ -1559,6 +1565,18 @@ def test_a_condition_and_its_consequence_state_a_mechanism():
     by_text = {s.candidate.text: s for s in score_candidates(candidates, analysis, np.full(len(candidates), 0.6))}
     outcome, condition = (by_text[c.text] for c in candidates)
     assert outcome.type_match < condition.type_match
+
+
+def test_a_question_asking_when_a_thing_may_happen_is_answered_by_its_condition():
+    refs = [
+        reference(1, 1, "For each round, every client first enters all the gates and then leaves them in turn."),
+        reference(2, 1, "Clients can enter the gate when the number of children of the gate node exceeds a threshold."),
+    ]
+    candidates = candidate_sentences(refs)
+    analysis = analyse_question("When are clients allowed to enter the gate?", history=(), papers=[])
+    by_text = {s.candidate.text: s for s in score_candidates(candidates, analysis, np.full(len(candidates), 0.6))}
+    procedure, condition = (by_text[c.text] for c in candidates)
+    assert procedure.type_match < condition.type_match
 
 
 def test_a_definition_question_whose_quotes_only_mention_the_term_is_partly_answered():
