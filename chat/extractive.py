@@ -50,7 +50,7 @@ from chat.question import (
     how_dimensions,
     key_terms,
 )
-from indexing.chunking import dehyphenate, is_heading, latin_words, split_sentences
+from indexing.chunking import dehyphenate, is_heading, is_known_word, latin_words, split_sentences
 from indexing.lexical import american_spelling, tokenize
 from indexing.retrieval import Reference, caption_pattern
 
@@ -550,6 +550,46 @@ def _as_sentence(item: str) -> str:
 
 # A title shorter than this ("Raft") may open a sentence of prose; a longer one opens the title block.
 MIN_TITLE_BLOCK_CHARS = 20
+# A stop, then a lower-case word: where the text layer ran another column's line on after a
+# sentence ("... number of runs. tecting inline citations ..."), when that word is cut.
+_STOP_THEN_LOWER = re.compile(r"(?<=[a-z][.!?])\s+(?=[a-z]{2,}\b)")
+_FIRST_WORD = re.compile(r"([a-z]{2,})\b")
+
+
+def _words_not_after_stops(text: str) -> Iterator[str]:
+    """The words of *text*, lower case, but those right after a stop or first in *text* (where a
+    cut word shows: a passage may begin with one)."""
+    for match in re.finditer(r"[A-Za-z]+", text):
+        first = not text[: match.start()].strip()
+        if not first and _STOP_BEFORE.search(text, max(0, match.start() - 4), match.start()) is None:
+            yield match[0].lower()
+
+
+_STOP_BEFORE = re.compile(r"[a-z][.!?]\s+$")
+
+
+def _is_cut_word(word: str, counts: Counter[str]) -> bool:
+    """Whether *word* is a piece of a word cut at a line or column break: no known word
+    (`is_known_word`), and not said elsewhere in its paper's retrieved text than after a stop
+    (*counts*: `_words_not_after_stops`); "magelib", a name the paper writes in lower case, is."""
+    return not counts[word] and not is_known_word(word)
+
+
+def _at_cut_words(text: str, counts: Counter[str]) -> list[str]:
+    """*text* split before each cut word that follows a stop (`_is_cut_word`): "... or number of
+    runs." and "tecting inline citations ..." are two pieces, the second no sentence."""
+    pieces, start = [], 0
+    for match in _STOP_THEN_LOWER.finditer(text):
+        word = _FIRST_WORD.match(text, match.end())
+        if word is not None and _is_cut_word(word[1], counts):
+            pieces.append(text[start : match.start()])
+            start = match.end()
+    return [*pieces, text[start:]]
+
+
+def _opens_with_cut_word(text: str, counts: Counter[str]) -> bool:
+    word = _FIRST_WORD.match(text)
+    return word is not None and _is_cut_word(word[1], counts)
 
 
 def candidate_sentences(references: Sequence[Reference], *, acknowledgements: bool = False) -> list[Sentence]:
@@ -560,8 +600,10 @@ def candidate_sentences(references: Sequence[Reference], *, acknowledgements: bo
     sentences: list[Sentence] = []
     # A word a line break hyphenates in one passage ("GRO-\nBID") is often whole in another.
     words_of: dict[int, set[str]] = {}
+    counts_of: dict[int, Counter[str]] = {}
     for ref in references:
         words_of.setdefault(ref.paper_id, set()).update(latin_words(ref.text))
+        counts_of.setdefault(ref.paper_id, Counter()).update(_words_not_after_stops(ref.text))
     for ref in references:
         if looks_like_bibliography(ref.text):
             continue
@@ -573,7 +615,7 @@ def candidate_sentences(references: Sequence[Reference], *, acknowledgements: bo
         ):
             # (position, text): a sentence keeps its place among all the block's sentences, so two
             # quotable sentences with an unquotable one between them are not adjacent (no window).
-            splits = _SPLIT.split(block)
+            splits = [piece for part in _SPLIT.split(block) for piece in _at_cut_words(part, counts_of[ref.paper_id])]
             found: list[tuple[int, str]] = []
             # A table row's header line, a sentence's run-in heading: matched, not quoted.
             headers: dict[str, str] = {}
@@ -586,8 +628,9 @@ def candidate_sentences(references: Sequence[Reference], *, acknowledgements: bo
                 introduces = text.endswith(":") and (
                     (math_after and k == len(splits) - 1) or (k + 1 < len(splits) and _bulleted(splits[k + 1]))
                 )
-                quotable = is_quotable(text, acknowledgements=acknowledgements) or (
-                    introduces and is_quotable(text[:-1] + ".", acknowledgements=acknowledgements)
+                quotable = not _opens_with_cut_word(text, counts_of[ref.paper_id]) and (
+                    is_quotable(text, acknowledgements=acknowledgements)
+                    or (introduces and is_quotable(text[:-1] + ".", acknowledgements=acknowledgements))
                 )
                 if not quotable and _bulleted(raw) and text:
                     # A list item goes on its list's opening sentence ("Handles include: \u2022 check
@@ -1176,6 +1219,26 @@ _MEASURES = frozenset(_stem(t) for t in _MEASURE_WORDS_ASKED)
 # Measures a question's wording names only when it asks for an amount: "What does Amazon charge per
 # gigabyte?" asks for money, as "How much power ...?" does.
 _UNIT_MEASURES = frozenset({"money", "power", "temperature"})
+
+
+# A lead-in that sets the scene before the question asks ("In the ZooKeeper paper's trace of a server
+# used by Yahoo!'s Fetching Service, what read:write ratio ...?"): its names say where, not of what.
+_LEAD_IN = re.compile(r"^\W*(?:in|according to|during|for|from|on|at|within|across)\b[^,?]*,\s*", re.IGNORECASE)
+
+
+@lru_cache(maxsize=4096)
+def _key_names_of(query: str, key: tuple[str, ...]) -> tuple[str, ...]:
+    asking = _LEAD_IN.sub("", re.split(r"(?<=[.!?])\s+", query.strip())[-1])
+    return tuple(
+        name for name in _named_things(asking) if set(terms(name)) & set(key) and not set(terms(name)) <= _MEASURES
+    )
+
+
+def _key_names(analysis: QuestionAnalysis) -> tuple[str, ...]:
+    """The names the question asks of (`_named_things` of its last sentence, without a lead-in
+    clause) that are no paper's and no measure's: those among its key terms ("S2ORC-SciBERT",
+    "ChemProt"; not "GFS" in "What chunk size does GFS use?", nor "F1")."""
+    return _key_names_of(analysis.query, key_stems(analysis))
 
 
 def answer_type(analysis: QuestionAnalysis) -> AnswerType:
@@ -1779,6 +1842,11 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
     if symbol is not None:
         return states_value_of(text, symbol["symbol"])
     if kind == AnswerType.QUANTITY:
+        key_names = _key_names(analysis)
+        if len(key_names) >= 2 and not any(set(terms(name)) & text_terms for name in key_names):
+            # "What is the F1 of S2ORC-SciBERT on ChemProt?" is not answered by "... GROBID ... an F1
+            # of 0.89": a figure of a sentence naming neither of the things it is asked of.
+            return False
         if _ASKS_BOUND.search(analysis.query) and not (_LIMITS & text_terms or _BOUND.search(text)):
             # "What is the maximum number of files a directory can hold?" asks for a bound, which
             # "files open 12k" (a count seen) does not state; "a limit on file size (256kBytes)" does.

@@ -88,6 +88,12 @@ def _inflected_word(word: str, known: frozenset[str]) -> bool:
     return False
 
 
+def is_known_word(word: str) -> bool:
+    """Whether *word* (any case) is a vocabulary word (`is_vocabulary_word`) or one inflected
+    ("leveraging"): not a word cut at a line or column break ("tecting")."""
+    return is_vocabulary_word(word) or _inflected_word(word.lower(), vocabulary())
+
+
 def latin_words(text: str) -> set[str]:
     """The words of *text* in Latin letters, lower case: what `dehyphenate` knows as written whole."""
     return {word.lower() for word in re.findall(r"[A-Za-z]+", text)}

@@ -1322,6 +1322,36 @@ def test_a_modifier_that_says_no_kind_of_the_asked_thing_need_not_be_repeated():
     assert scored_answer(refs, question).status == Status.ANSWERED
 
 
+def test_a_word_cut_at_a_column_break_after_a_stop_starts_no_quote():
+    text = (
+        "We report the mean of five runs. Others do not report the number of runs.\n"
+        "tecting inline citations using a corpus of 5k papers, and found the parser to have an F1 of 0.89."
+    )
+    quoted = [c.text for c in candidate_sentences([reference(1, 1, text)])]
+    assert "Others do not report the number of runs." in quoted
+    assert not any("tecting" in q for q in quoted)
+    # A lower-case name the paper says elsewhere is no cut word.
+    named = "The library magelib provides data classes for documents. It ships Data Classes. magelib adds a layer."
+    assert any("Data Classes. magelib adds" in c.text for c in candidate_sentences([reference(1, 1, named)]))
+
+
+def test_a_figure_naming_neither_of_two_things_it_is_asked_of_does_not_state_it():
+    from chat.extractive import analysis_for, states_fact
+
+    question = "What is the F1 of NightBERT on ChemSet?"
+    analysis, asked = analysis_for(question), asked_terms(question)
+    other = (
+        "Smith et al. (2018) report ParseKit as the best among 10 out-of-the-box tools for parsing "
+        "bibliographies, also achieving an F1 of 0.89 in an evaluation corpus of 9.5k papers."
+    )
+    assert not states_fact(other, analysis, asked)
+    assert states_fact("On ChemSet, NightBERT reaches an F1 of 84.6.", analysis, asked)
+    # Names of a lead-in that sets the scene say where, not of what the figure is.
+    scene = "In the trace of a server used by Acme's Fetch Service, what read:write ratio did it see at peak?"
+    peak = "At peak, the read:write ratio varies between 10:1 and 100:1."
+    assert states_fact(peak, analysis_for(scene), asked_terms(scene))
+
+
 def test_money_is_a_measure_with_currency_units():
     assert quantities("each participant was compensated $35 USD") == [Quantity(35, 35, "$")]
     assert asked_measure("How much does a GFS chunkserver cost in dollars?") == "money"
