@@ -991,11 +991,16 @@ def _asked_again(query: str, wh: str) -> str:
     "Why does GFS use that chunk size?"; "How many replicas does a cell have?" -> "Why does a cell
     have that many replicas?"; "Does Chubby use Paxos?" -> "How does Chubby use Paxos?". A query
     of another form gets the question word at its end: "Which of the filters removes the most?" ->
-    "Which of the filters removes the most, and why?"."""
+    "Which of the filters removes the most, and why?". An amount asked after an amount ("How
+    many?" after "How large is the vocabulary?") is the query itself."""
     clause = _WH_CLAUSE.match(query)
     if clause is None:
         body = query.rstrip(" ?.!")
         return f"{body}, and {' '.join(wh.lower().split())}?" if body else query
+    if (clause["amount"] or clause["adjective"]) and re.match(r"(?i)(?:by\s+)?how\s+\w+$", " ".join(wh.split())):
+        # "How many?" after "How large is the vocabulary?" asks the same amount again, not "How many
+        # is the vocabulary that large?".
+        return query
     if clause["amount"]:
         thing = f" that {clause['amount'].lower()}{clause['counted']}"
     elif clause["adjective"] and clause["adjective"].casefold() not in _QUESTION_WORDS:
@@ -1003,7 +1008,12 @@ def _asked_again(query: str, wh: str) -> str:
     else:
         thing = f" that{clause['thing']}" if clause["thing"] else ""
     wh = " ".join(wh.split())
-    return f"{wh[:1].upper()}{wh[1:].lower()} {clause['aux'].lower()}{clause['rest'].rstrip()}{thing}?"
+    asked = f"{wh[:1].upper()}{wh[1:].lower()} {clause['aux'].lower()}{clause['rest'].rstrip()}{thing}?"
+    # "What is GROBID used for in S2ORC?" asked why: "Why is GROBID used in S2ORC?", its "for" the what's.
+    return _WHAT_FOR.sub("", asked) if query.lstrip().casefold().startswith("what") else asked
+
+
+_WHAT_FOR = re.compile(r"(?<=\wed)\s+for(?=(?:\s+in\s+[^?]+)?\?$)")
 
 
 # "it", "that" or "this" as the subject of a closing verb: "How long did it take?", "What did that cost?".

@@ -1358,3 +1358,17 @@ def test_a_pronoun_standing_for_a_whole_clause_is_asked_after_the_previous_quest
     analysis = analyse(follow_up, (previous, (BIGTABLE.paper_id,)))
     assert analysis.query.endswith(f"(after: {previous})")
     assert analysis.named_paper_ids == (BIGTABLE.paper_id,)
+
+
+@pytest.mark.parametrize(
+    ("previous", "follow_up"),
+    [("How large is the GFS chunk size?", "How many?"), ("How many replicas does a Chubby cell have?", "By how much?")],
+)
+def test_an_amount_asked_after_an_amount_asks_the_previous_question_again(previous, follow_up):
+    assert analyse(follow_up, (previous, (GFS.paper_id, CHUBBY.paper_id))).query == previous
+
+
+def test_why_after_what_a_thing_is_used_for_asks_why_it_is_used():
+    assert analyse("Why?", ("What is Chubby used for in Bigtable?", (BIGTABLE.paper_id,))).query == (
+        "Why is Chubby used in Bigtable?"
+    )
