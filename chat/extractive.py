@@ -1843,7 +1843,8 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
         return states_value_of(text, symbol["symbol"])
     if kind == AnswerType.QUANTITY:
         key_names = _key_names(analysis)
-        if len(key_names) >= 2 and not any(set(terms(name)) & text_terms for name in key_names):
+        said = {t.removesuffix("s") for t in text_terms}  # "RPCs" names "RPC"
+        if len(key_names) >= 2 and not any({t.removesuffix("s") for t in terms(name)} & said for name in key_names):
             # "What is the F1 of S2ORC-SciBERT on ChemProt?" is not answered by "... GROBID ... an F1
             # of 0.89": a figure of a sentence naming neither of the things it is asked of.
             return False
@@ -2041,7 +2042,30 @@ def _answer_type_fit(text: str, analysis: QuestionAnalysis, question_terms: set[
     if _ASKS_CONDITION.match(analysis.query):
         # "When are processes allowed to enter the barrier?": "Processes can enter the barrier when ..."
         return 1.0 if _STATES_CONDITION.search(text) else 0.0
+    use = _ASKS_USE.match(analysis.query)
+    if use is not None:
+        # "What is GROBID used for?": "We then use GROBID to process each PDF."
+        return 1.0 if states_use(text, use["thing"]) else 0.0
     return 0.0
+
+
+# "What is GROBID used for?", "What are the shadow masters used for in GFS?"
+_ASKS_USE = re.compile(r"^\W*what\s+(?:is|are|was|were)\s+(?:the\s+)?(?P<thing>[^?]+?)\s+used\s+for\b", re.I)
+
+
+def states_use(text: str, thing: str) -> bool:
+    """Whether *text* says what *thing* is used for: "We then use GROBID to process each PDF",
+    "GROBID is used to parse ...", "... relies on GROBID for ..."."""
+    name = re.escape(thing)
+    return (
+        re.search(
+            rf"\b(?:use[sd]?|using|employ(?:s|ed)?|run(?:s|ning)?|relies\s+on|rely\s+on)\s+(?:the\s+|a\s+|an\s+)?{name}\b"
+            rf"[^.;]{{0,60}}?\b(?:to|for)\s+\w+|\b{name}\b[^.;]{{0,40}}?\b(?:is|are|was|were)\s+used\s+(?:to|for)\b",
+            text,
+            re.IGNORECASE,
+        )
+        is not None
+    )
 
 
 # A question asking under which condition a thing happens (present tense, not "When was X built?").

@@ -1609,6 +1609,18 @@ def test_a_question_asking_when_a_thing_may_happen_is_answered_by_its_condition(
     assert procedure.type_match < condition.type_match
 
 
+def test_what_a_thing_is_used_for_is_stated_by_its_use_for_a_purpose():
+    refs = [
+        reference(1, 1, "Prior to running TextMiner, we filter out PDFs that have more than 50 pages."),
+        reference(2, 1, "We then use TextMiner to process each PDF and extract its paragraphs."),
+    ]
+    candidates = candidate_sentences(refs)
+    analysis = analyse_question("What is TextMiner used for?", history=(), papers=[])
+    by_text = {s.candidate.text: s for s in score_candidates(candidates, analysis, np.full(len(candidates), 0.6))}
+    mention, use = (by_text[c.text] for c in candidates)
+    assert mention.type_match < use.type_match
+
+
 def test_a_definition_question_whose_quotes_only_mention_the_term_is_partly_answered():
     refs = [
         reference(1, 1, "We then use GROBID to process each PDF and extract its bibliography entries.", "S2ORC"),
