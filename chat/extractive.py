@@ -819,7 +819,7 @@ def extreme_row(candidates: Sequence[Sentence], analysis: QuestionAnalysis) -> S
     filters removes the most?"), the table row with the largest (smallest) last figure among the
     rows under one header that names a key term of the question ("< 100 chars of text 80.0M" under
     "Filter Number of papers"); None when the question asks no such thing or no table fits. The
-    first such table in passage order is read."""
+    table whose header names most key terms is read, the first in passage order of equals."""
     match = _EXTREME.match(analysis.query)
     if match is None:
         return None
@@ -833,7 +833,11 @@ def extreme_row(candidates: Sequence[Sentence], analysis: QuestionAnalysis) -> S
             tables.setdefault((candidate.n, candidate.block, candidate.context), []).append(
                 (figures[-1].high, candidate)
             )
-    rows = next((rows for rows in tables.values() if len(rows) >= 2), None)
+    # The table whose header names most of the question's key terms ("Filter Number of papers" over
+    # "Filter Number of PDFs" for "Which filter removes the fewest papers?"), the first of equals.
+    asked = set(terms(analysis.query))  # "papers" too, which key terms leave out
+    fitting = [(len(asked & set(terms(header))), -k, rows) for k, ((_, _, header), rows) in enumerate(tables.items())]
+    rows = max(((f, k, r) for f, k, r in fitting if len(r) >= 2), default=(0, 0, None), key=lambda t: t[:2])[2]
     if rows is None:
         return None
     pick = min if match["word"].casefold() in _SMALLEST else max

@@ -1866,6 +1866,9 @@ def analyse_question(question: str, *, history: Sequence[Turn], papers: Sequence
     answer = history[-1] if rewritten and history and history[-1].role == "assistant" else None
     if answer is not None:
         analysis = replace(analysis, previous_pages=answer.pages, said_before=answer.quotes)
+    if analysis.no_other_paper:
+        # Asked as it was: the answer says there is no other paper, not the previous question's answer.
+        analysis = replace(analysis, query=question.strip(), rewritten=False)
     return analysis
 
 

@@ -2486,6 +2486,14 @@ def test_which_thing_has_the_most_is_the_table_row_with_the_largest_figure(quest
     assert answer.text.index("\u201cFilter Number of papers\u201d [1]") < answer.text.index(f"\u201c{row}\u201d [1]")
 
 
+def test_a_superlative_reads_the_table_whose_header_names_most_of_the_question():
+    pdfs = "Filter Number of PDFs\nParser error 0.21M\nOver 50 pages 2.27M\nTable 8: PDF filters"
+    papers = "Filter Number of papers\nNo title 20k\nNo authors 0.3M\nTable 2: Paper filters"
+    candidates = candidate_sentences([reference(1, 1, pdfs, title="Corpus"), reference(2, 1, papers, title="Corpus")])
+    assert extreme_row(candidates, analysis_for("Which filter removes the fewest papers?")).text == "No title 20k"
+    assert extreme_row(candidates, analysis_for("Which filter removes the most PDFs?")).text == "Over 50 pages 2.27M"
+
+
 def test_a_superlative_over_a_table_of_other_things_quotes_no_row():
     text = "Model Accuracy\nBERT 0.81\nRoBERTa 0.84\nXLNet 0.83"
     candidates = candidate_sentences([reference(1, 1, text, title="Corpus")])

@@ -1330,6 +1330,7 @@ def test_a_paper_word_modifying_a_thing_leaves_the_thing():
 def test_the_other_paper_in_a_project_of_one_paper_is_none():
     analysis = analyse_in([GFS], "And the other paper?", ("How does GFS place replicas?", (4,)))
     assert analysis.no_other_paper
+    assert analysis.query == "And the other paper?" and not analysis.rewritten  # no "Asked as" of another question
     assert not analyse_in(
         [GFS, BIGTABLE], "And the other paper?", ("How does GFS place replicas?", (4,))
     ).no_other_paper
