@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 
+from chat.models import ChatMessage
 from indexing.services import index_paper
 from projects.services import add_papers_to_project, create_project
 from tests.support.indexing import stored_paper
@@ -126,6 +127,20 @@ def test_ask_with_chat_prints_the_follow_up_as_the_question_it_was_resolved_to(p
     asked_as = [line for line in follow_up if line.startswith("Asked as:")]
     assert len(asked_as) == 1
     assert "Chubby" in asked_as[0] and "leader" in asked_as[0]
+
+
+def test_ask_with_new_starts_a_new_conversation(project):
+    def plain(question: str, *flags: str) -> list[str]:
+        out = StringIO()
+        call_command("ask", question, "--user", "alice", "--project", "Consensus", "--chat", *flags, stdout=out)
+        return out.getvalue().splitlines()
+
+    plain("How does Raft elect a leader?")
+    follow_up = plain("How does Chubby handle that?", "--new")
+    assert not any(line.startswith("Asked as:") for line in follow_up)  # nothing before it to follow up
+    assert ChatMessage.objects.filter(chat__project=project).count() == 2  # the new question and its answer
+    with pytest.raises(CommandError, match="with --chat"):
+        call_command("ask", "Why?", "--user", "alice", "--project", "Consensus", "--new", stdout=StringIO())
 
 
 def test_ask_exits_quietly_when_its_output_is_closed(tmp_path):

@@ -1,11 +1,14 @@
-"""`manage.py ask --user USERNAME [--project NAME|ID] "QUESTION" [--json] [--mode hybrid|dense|lexical] [--chat]`.
+"""`manage.py ask --user USERNAME [--project NAME|ID] "QUESTION" [--json] [--mode MODE] [--chat [--new]]`.
 
-Without --project the question goes to the user's default project. The project is resolved and
-checked like every other path (`projects.services.get_project_for_user`): asking needs any role.
+MODE is hybrid, dense or lexical. Without --project the question goes to the user's default
+project. The project is resolved and checked like every other path
+(`projects.services.get_project_for_user`): asking needs any role.
 The status line (and `"project"` in the JSON) names the project asked.
 
 Without --chat the question stands alone and nothing is saved; with --chat it is the next turn of
 the project's chat: a follow-up is resolved against the thread, and both turns are appended to it.
+--new clears the thread first (as the project page's *Clear chat*: it needs the writer role), so
+the question starts a new conversation.
 """
 
 import json
@@ -20,10 +23,11 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser, OutputWrapper
 from django.test.utils import override_settings
 
-from chat.services import QuestionError, answer_question, check_question
+from chat.services import QuestionError, answer_question, check_question, clear_chat
 from indexing.embedding_server import use_running_server
 from indexing.retrieval import MODES
 from projects.management.commands.projects import resolve_project
+from projects.models import Role
 
 
 @contextmanager
@@ -61,12 +65,17 @@ class Command(BaseCommand):
         parser.add_argument(
             "--chat", action="store_true", help="ask in the project's chat thread: read its history, append the turn"
         )
+        parser.add_argument(
+            "--new", action="store_true", help="with --chat: clear the project's chat first (a new conversation)"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         user = get_user_model().objects.filter(username=options["user"]).first()
         if user is None:
             raise CommandError(f"No user named {options['user']!r}.")
-        project = resolve_project(user, options["project"])
+        if options["new"] and not options["chat"]:
+            raise CommandError("--new starts a new chat conversation: give it with --chat.")
+        project = resolve_project(user, options["project"], need=Role.WRITER if options["new"] else Role.READER)
         try:
             question = check_question(options["question"])
         except QuestionError as exc:
@@ -75,6 +84,8 @@ class Command(BaseCommand):
         # A running web server's model answers in milliseconds; loading our own takes seconds.
         use_running_server()
         # The answer workflow reads the mode from settings; the flag is this invocation's setting.
+        if options["new"]:
+            clear_chat(project=project)
         with override_settings(RETRIEVAL_MODE=mode):
             answer = answer_question(project=project, user=user, question=question, chat=options["chat"])
         references = [
