@@ -1573,52 +1573,40 @@ def test_sentences_with_known_vectors_are_all_scored_and_only_unknown_ones_are_e
     assert (without == 0).sum() == len(candidates) - MAX_EMBEDDED
 
 
-def test_an_experiment_using_a_system_to_measure_it_is_no_mechanism():
-    refs = [
-        reference(1, 1, "We used our Raft implementation to measure the performance of its leader election algorithm."),
-        reference(2, 1, "Raft uses randomized timers to elect leaders, so that split votes are rare."),
-    ]
-    candidates = candidate_sentences(refs)
-    analysis = analyse_question("How does Raft elect a leader?", history=(), papers=[])
+@pytest.mark.parametrize(
+    ("question", "weaker", "stronger"),
+    [
+        # An experiment using a system to measure it is no mechanism.
+        (
+            "How does Raft elect a leader?",
+            "We used our Raft implementation to measure the performance of its leader election algorithm.",
+            "Raft uses randomized timers to elect leaders, so that split votes are rare.",
+        ),
+        # A condition and its consequence state a mechanism.
+        (
+            "How does the coordinator notice that a node has died?",
+            "The coordinator simply re-ran the jobs of the unreachable storage nodes.",
+            "If no reply arrives from a node within a timeout, the coordinator marks the node as failed.",
+        ),
+        # When a thing may happen is answered by its condition.
+        (
+            "When are clients allowed to enter the gate?",
+            "For each round, every client first enters all the gates and then leaves them in turn.",
+            "Clients can enter the gate when the number of children of the gate node exceeds a threshold.",
+        ),
+        # What a thing is used for is stated by its use for a purpose.
+        (
+            "What is TextMiner used for?",
+            "Prior to running TextMiner, we filter out PDFs that have more than 50 pages.",
+            "We then use TextMiner to process each PDF and extract its paragraphs.",
+        ),
+    ],
+)
+def test_the_sentence_of_the_kind_asked_for_fits_the_answer_type_better(question, weaker, stronger):
+    candidates = candidate_sentences([reference(1, 1, weaker), reference(2, 1, stronger)])
+    analysis = analyse_question(question, history=(), papers=[])
     by_text = {s.candidate.text: s for s in score_candidates(candidates, analysis, np.full(len(candidates), 0.6))}
-    experiment, mechanism = (by_text[c.text] for c in candidates)
-    assert experiment.type_match < mechanism.type_match
-
-
-def test_a_condition_and_its_consequence_state_a_mechanism():
-    refs = [
-        reference(1, 1, "The coordinator simply re-ran the jobs of the unreachable storage nodes."),
-        reference(2, 1, "If no reply arrives from a node within a timeout, the coordinator marks the node as failed."),
-    ]
-    candidates = candidate_sentences(refs)
-    analysis = analyse_question("How does the coordinator notice that a node has died?", history=(), papers=[])
-    by_text = {s.candidate.text: s for s in score_candidates(candidates, analysis, np.full(len(candidates), 0.6))}
-    outcome, condition = (by_text[c.text] for c in candidates)
-    assert outcome.type_match < condition.type_match
-
-
-def test_a_question_asking_when_a_thing_may_happen_is_answered_by_its_condition():
-    refs = [
-        reference(1, 1, "For each round, every client first enters all the gates and then leaves them in turn."),
-        reference(2, 1, "Clients can enter the gate when the number of children of the gate node exceeds a threshold."),
-    ]
-    candidates = candidate_sentences(refs)
-    analysis = analyse_question("When are clients allowed to enter the gate?", history=(), papers=[])
-    by_text = {s.candidate.text: s for s in score_candidates(candidates, analysis, np.full(len(candidates), 0.6))}
-    procedure, condition = (by_text[c.text] for c in candidates)
-    assert procedure.type_match < condition.type_match
-
-
-def test_what_a_thing_is_used_for_is_stated_by_its_use_for_a_purpose():
-    refs = [
-        reference(1, 1, "Prior to running TextMiner, we filter out PDFs that have more than 50 pages."),
-        reference(2, 1, "We then use TextMiner to process each PDF and extract its paragraphs."),
-    ]
-    candidates = candidate_sentences(refs)
-    analysis = analyse_question("What is TextMiner used for?", history=(), papers=[])
-    by_text = {s.candidate.text: s for s in score_candidates(candidates, analysis, np.full(len(candidates), 0.6))}
-    mention, use = (by_text[c.text] for c in candidates)
-    assert mention.type_match < use.type_match
+    assert by_text[weaker].type_match < by_text[stronger].type_match
 
 
 def test_a_definition_question_whose_quotes_only_mention_the_term_is_partly_answered():
