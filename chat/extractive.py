@@ -31,7 +31,7 @@ import math
 import re
 import threading
 from collections import Counter
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import lru_cache
@@ -556,16 +556,16 @@ _STOP_THEN_LOWER = re.compile(r"(?<=[a-z][.!?])\s+(?=[a-z]{2,}\b)")
 _FIRST_WORD = re.compile(r"([a-z]{2,})\b")
 
 
+_STOP_BEFORE = re.compile(r"[a-z][.!?]\s+$")
+
+
 def _words_not_after_stops(text: str) -> Iterator[str]:
     """The words of *text*, lower case, but those right after a stop or first in *text* (where a
     cut word shows: a passage may begin with one)."""
+    first = len(text) - len(text.lstrip())  # where the first word starts
     for match in re.finditer(r"[A-Za-z]+", text):
-        first = not text[: match.start()].strip()
-        if not first and _STOP_BEFORE.search(text, max(0, match.start() - 4), match.start()) is None:
+        if match.start() > first and _STOP_BEFORE.search(text, max(0, match.start() - 4), match.start()) is None:
             yield match[0].lower()
-
-
-_STOP_BEFORE = re.compile(r"[a-z][.!?]\s+$")
 
 
 def _is_cut_word(word: str, counts: Counter[str]) -> bool:
@@ -836,10 +836,14 @@ def extreme_row(candidates: Sequence[Sentence], analysis: QuestionAnalysis) -> S
     # The table whose header names most of the question's key terms ("Filter Number of papers" over
     # "Filter Number of PDFs" for "Which filter removes the fewest papers?"), the first of equals.
     asked = set(terms(analysis.query))  # "papers" too, which key terms leave out
-    fitting = [(len(asked & set(terms(header))), -k, rows) for k, ((_, _, header), rows) in enumerate(tables.items())]
-    rows = max(((f, k, r) for f, k, r in fitting if len(r) >= 2), default=(0, 0, None), key=lambda t: t[:2])[2]
-    if rows is None:
+    fitting = [
+        (len(asked & set(terms(header))), -k, rows)
+        for k, ((_, _, header), rows) in enumerate(tables.items())
+        if len(rows) >= 2
+    ]
+    if not fitting:
         return None
+    rows = max(fitting, key=lambda fit: fit[:2])[2]
     pick = min if match["word"].casefold() in _SMALLEST else max
     return pick(rows, key=lambda row: row[0])[1]
 
@@ -1825,6 +1829,11 @@ def states_value_of(text: str, symbol: str) -> bool:
     return re.search(f"{assigned}|{named}", text) is not None
 
 
+def _singulars(stems: Iterable[str]) -> set[str]:
+    """*stems* without a plural "s" the stemmer left on ("rpcs", "pdfs" are "rpc", "pdf")."""
+    return {t.removesuffix("s") for t in stems}
+
+
 def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> bool:
     """Whether *text* holds the kind of fact asked for: for a quantity, a number with one of the
     *asked* terms in the same text (a count, or a number of no telling unit, next to them:
@@ -1847,11 +1856,13 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
         return states_value_of(text, symbol["symbol"])
     if kind == AnswerType.QUANTITY:
         key_names = _key_names(analysis)
-        said = {t.removesuffix("s") for t in text_terms}  # "RPCs" names "RPC"
-        if len(key_names) >= 2 and not any({t.removesuffix("s") for t in terms(name)} & said for name in key_names):
+        if len(key_names) >= 2:
             # "What is the F1 of S2ORC-SciBERT on ChemProt?" is not answered by "... GROBID ... an F1
-            # of 0.89": a figure of a sentence naming neither of the things it is asked of.
-            return False
+            # of 0.89": a figure of a sentence naming neither of the things it is asked of ("RPCs"
+            # names "RPC").
+            said = _singulars(text_terms)
+            if not any(_singulars(terms(name)) & said for name in key_names):
+                return False
         if _ASKS_BOUND.search(analysis.query) and not (_LIMITS & text_terms or _BOUND.search(text)):
             # "What is the maximum number of files a directory can hold?" asks for a bound, which
             # "files open 12k" (a count seen) does not state; "a limit on file size (256kBytes)" does.
@@ -1920,8 +1931,8 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
             # sentence is about the rest of the question ("components are implemented in Java"); the
             # asked thing's own modifiers do not count ("source" for "Under which open-source license").
             phrase = set(asked_terms(analysis.query))  # the asked phrase, or every term when there is none
-            rest = {t.removesuffix("s") for t in key - set(thing) - (phrase if key - phrase else set())}
-            said = {t.removesuffix("s") for t in text_terms}  # "PDFs" where the sentence says "PDF"
+            rest = _singulars(key - set(thing) - (phrase if key - phrase else set()))
+            said = _singulars(text_terms)  # "PDFs" where the sentence says "PDF"
             lead = _PREPOSITION_FIRST.match(analysis.query) or _PREPOSITION_LAST.match(analysis.query)
             if lead is not None:
                 # "In which programming language are the components implemented?": the name comes

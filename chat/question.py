@@ -702,24 +702,16 @@ def mentions(text: str, papers: Sequence[PaperRef]) -> list[Mention]:
     return kept
 
 
-def _times_named(text: str, papers: Sequence[PaperRef]) -> int:
-    """How many papers or groups of papers *text* names apart: "Paxos", shared by two papers, is
-    one; "the Dynamo paper by DeCandia et al." names one paper twice, which is one too."""
-    kept = set(named_papers(text, papers))
-    spans: dict[tuple[int, int], set[int]] = {}
-    for mention in mentions(text, papers):
-        spans.setdefault((mention.start, mention.end), set()).add(mention.paper_id)
-    return len({frozenset(ids & kept) for ids in spans.values()} - {frozenset()})
-
-
-def named_papers(text: str, papers: Sequence[PaperRef]) -> tuple[int, ...]:
-    """The ids of the papers *text* names, in the order first named. A name several papers share
-    names each of them, unless *text* names one of them by a name of its own: then it is that one
-    ("the first phase of the Paxos algorithm in Paxos Made Simple" names only Paxos Made Simple)."""
-    found = mentions(text, papers)
+def _by_place(found: Sequence[Mention]) -> dict[tuple[int, int], set[int]]:
+    """The papers each place (start, end) of *found* names: two when they share the name there."""
     sharing: dict[tuple[int, int], set[int]] = {}
     for mention in found:
         sharing.setdefault((mention.start, mention.end), set()).add(mention.paper_id)
+    return sharing
+
+
+def _named_among(found: Sequence[Mention], sharing: dict[tuple[int, int], set[int]]) -> tuple[int, ...]:
+    """`named_papers` of the mentions *found* (grouped by place in *sharing*)."""
     alone = {pid for ids in sharing.values() if len(ids) == 1 for pid in ids}
     kept = [
         m.paper_id
@@ -727,6 +719,23 @@ def named_papers(text: str, papers: Sequence[PaperRef]) -> tuple[int, ...]:
         if len(group := sharing[(m.start, m.end)]) == 1 or not group & alone or m.paper_id in alone
     ]
     return tuple(dict.fromkeys(kept))
+
+
+def _times_named(text: str, papers: Sequence[PaperRef]) -> int:
+    """How many papers or groups of papers *text* names apart: "Paxos", shared by two papers, is
+    one; "the Dynamo paper by DeCandia et al." names one paper twice, which is one too."""
+    found = mentions(text, papers)
+    sharing = _by_place(found)
+    kept = set(_named_among(found, sharing))
+    return len({frozenset(ids & kept) for ids in sharing.values()} - {frozenset()})
+
+
+def named_papers(text: str, papers: Sequence[PaperRef]) -> tuple[int, ...]:
+    """The ids of the papers *text* names, in the order first named. A name several papers share
+    names each of them, unless *text* names one of them by a name of its own: then it is that one
+    ("the first phase of the Paxos algorithm in Paxos Made Simple" names only Paxos Made Simple)."""
+    found = mentions(text, papers)
+    return _named_among(found, _by_place(found))
 
 
 def by_name(text: str, papers: Sequence[PaperRef]) -> str:
@@ -993,11 +1002,12 @@ def _asked_again(query: str, wh: str) -> str:
     of another form gets the question word at its end: "Which of the filters removes the most?" ->
     "Which of the filters removes the most, and why?". An amount asked after an amount ("How
     many?" after "How large is the vocabulary?") is the query itself."""
+    wh = " ".join(wh.split())
     clause = _WH_CLAUSE.match(query)
     if clause is None:
         body = query.rstrip(" ?.!")
-        return f"{body}, and {' '.join(wh.lower().split())}?" if body else query
-    if (clause["amount"] or clause["adjective"]) and re.match(r"(?i)(?:by\s+)?how\s+\w+$", " ".join(wh.split())):
+        return f"{body}, and {wh.lower()}?" if body else query
+    if (clause["amount"] or clause["adjective"]) and re.match(r"(?i)(?:by\s+)?how\s+\w+$", wh):
         # "How many?" after "How large is the vocabulary?" asks the same amount again, not "How many
         # is the vocabulary that large?".
         return query
@@ -1007,7 +1017,6 @@ def _asked_again(query: str, wh: str) -> str:
         thing = f" that {clause['adjective'].lower()}"
     else:
         thing = f" that{clause['thing']}" if clause["thing"] else ""
-    wh = " ".join(wh.split())
     asked = f"{wh[:1].upper()}{wh[1:].lower()} {clause['aux'].lower()}{clause['rest'].rstrip()}{thing}?"
     # "What is GROBID used for in S2ORC?" asked why: "Why is GROBID used in S2ORC?", its "for" the what's.
     return _WHAT_FOR.sub("", asked) if query.lstrip().casefold().startswith("what") else asked
@@ -1778,24 +1787,20 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
         # What goes wrong with that when the server dies ...?": "it" stands for a whole clause, which
         # no noun phrase replaces; the follow-up is asked after the previous question, said whole.
         query = f"{text.rstrip()} (after: {previous.query})"
-    elif verb_phrase and _DO_IT.search(text):
-        query = _DO_IT.sub(verb_phrase, text)
     else:
-        query = text
-    if said_whole:
-        pass
-    elif thing and not new_papers and _TOPIC_PRONOUN.search(query):
-        # "Why is that useful?" after "What ordering guarantee does MapReduce give ...?": the guarantee.
-        query = _TOPIC_PRONOUN.sub(f"the {thing}", query, count=1)
-    elif noun_phrase and len(own_terms) < MAX_TERMS_FOR_TOPIC:
-        # The topic without the words the follow-up says itself: "How long did that take?" after "How
-        # long did the evaluation take?" is "How long did the evaluation take?", not "... long the
-        # evaluation take take?".
-        said = {word.casefold() for word in _WORD.findall(text)}
-        topic = [word for word in noun_phrase.split() if word.casefold() not in said] or noun_phrase.split()
-        while len(topic) > 1 and topic[-1].casefold() in _FUNCTION_WORDS:
-            topic.pop()
-        query = _TOPIC_PRONOUN.sub(" ".join(topic), query)
+        query = _DO_IT.sub(verb_phrase, text) if verb_phrase else text
+        if thing and not new_papers and _TOPIC_PRONOUN.search(query):
+            # "Why is that useful?" after "What ordering guarantee does MapReduce give ...?": the guarantee.
+            query = _TOPIC_PRONOUN.sub(f"the {thing}", query, count=1)
+        elif noun_phrase and len(own_terms) < MAX_TERMS_FOR_TOPIC:
+            # The topic without the words the follow-up says itself: "How long did that take?" after
+            # "How long did the evaluation take?" is "How long did the evaluation take?", not "...
+            # long the evaluation take take?".
+            said = {word.casefold() for word in _WORD.findall(text)}
+            topic = [word for word in noun_phrase.split() if word.casefold() not in said] or noun_phrase.split()
+            while len(topic) > 1 and topic[-1].casefold() in _FUNCTION_WORDS:
+                topic.pop()
+            query = _TOPIC_PRONOUN.sub(" ".join(topic), query)
     query = _strip_lead(query)
     focus = new_papers
     if not focus and previous.focus and not subject_it:

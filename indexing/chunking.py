@@ -109,14 +109,13 @@ def dehyphenate(text: str, seen_words: Collection[str] = ()) -> str:
     written whole); otherwise it is a real hyphen and stays ("fault-\\ntolerant" ->
     "fault-tolerant"). Used for what is embedded, searched and quoted.
     """
-    known = vocabulary()
     seen = latin_words(text)
 
     def join(match: re.Match[str]) -> str:
         left, right = match.group(1), match.group(2)
         joined = left + right
         word = joined.lower()
-        if word in known or word in seen or word in seen_words or _inflected_word(word, known):
+        if word in seen or word in seen_words or is_known_word(word):
             return joined
         return f"{left}-{right}"
 

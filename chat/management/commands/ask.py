@@ -81,11 +81,11 @@ class Command(BaseCommand):
         except QuestionError as exc:
             raise CommandError(exc.message) from None
         mode = options["mode"] or settings.RETRIEVAL_MODE
+        if options["new"]:
+            clear_chat(project=project)
         # A running web server's model answers in milliseconds; loading our own takes seconds.
         use_running_server()
         # The answer workflow reads the mode from settings; the flag is this invocation's setting.
-        if options["new"]:
-            clear_chat(project=project)
         with override_settings(RETRIEVAL_MODE=mode):
             answer = answer_question(project=project, user=user, question=question, chat=options["chat"])
         references = [
