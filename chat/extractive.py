@@ -159,15 +159,27 @@ class Sentence:
     kind: str = "sentence"  # sentence | line | window
     parts: int = 1
     context: str = ""  # matched but not quoted: a table row's header line
+    caption: str = ""  # matched but not quoted: a table row's caption ("Table 6: Accuracy of ...")
 
     @property
     def matchable(self) -> str:
         """The text matched against a question: a table row with its header, each cell followed by
         its column's name when the header has one per cell ("Dedupe 41" under "System Minutes" ->
-        "Dedupe 41 Minutes System Minutes"), so that a cell reads in its column's unit."""
-        if not self.context:
-            return self.text
-        return f"{_with_column_names(self.text, self.context)} {self.context}"
+        "Dedupe 41 Minutes System Minutes"), so that a cell reads in its column's unit, and with
+        its table's caption."""
+        row = f"{_with_column_names(self.text, self.context)} {self.context}" if self.context else self.text
+        return f"{row} {self.caption}" if self.caption else row
+
+    @property
+    def readings(self) -> tuple[str, ...]:
+        """The texts `states_fact` reads: the `matchable` text without the caption, and for a row
+        of a captioned table the row, its header and its caption one to a line, which says what
+        the cells measure ("Paper clustering 0.93 0.89" is an accuracy by "Table 6: Accuracy of
+        paper clustering ..."); the caption's own numbers ("Table 6") are no cells."""
+        row = f"{_with_column_names(self.text, self.context)} {self.context}" if self.context else self.text
+        if not self.caption:
+            return (row,)
+        return (row, "\n".join(filter(None, (self.text, self.context, self.caption))))
 
 
 @dataclass(frozen=True)
@@ -643,6 +655,7 @@ def candidate_sentences(references: Sequence[Reference], *, acknowledgements: bo
             previous = header = ""
             folded = [" ".join(line.split()) for line in lines]
             rows = table_rows(folded)
+            captions = row_captions(folded, rows)
             for k, text in enumerate(folded):
                 if k in rows:
                     headers[text] = header
@@ -670,9 +683,68 @@ def candidate_sentences(references: Sequence[Reference], *, acknowledgements: bo
                         position,
                         kind,
                         context=headers.get(text, ""),
+                        caption=captions.get(text, ""),
                     )
                 )
     return sentences
+
+
+# A table's caption is at most this many lines from its rows (a header or a note between them).
+MAX_CAPTION_GAP = 2
+
+
+def row_captions(lines: Sequence[str], rows: Collection[int]) -> dict[str, str]:
+    """Each table row of *lines* (whitespace folded; *rows* their indexes, `table_rows`) mapped to
+    its table's caption ("Table 6: Accuracy of paper clustering and bibliography linking for titles
+    and authors ..."): the caption that opens within MAX_CAPTION_GAP lines after the row's run of
+    rows (the caption under a table), else within MAX_CAPTION_GAP lines before it (above), each
+    with the lines it runs on to (`caption_end`); the caption before when both are there and rows
+    follow the one after (then every caption heads its table). Rows of no caption are left out."""
+    out: dict[str, str] = {}
+    ordered = sorted(rows)
+
+    def rows_after(caption: int) -> bool:
+        end = caption_end(lines, caption)
+        return any(k in rows for k in range(end, end + MAX_CAPTION_GAP + 1))
+
+    runs: list[list[int]] = []
+    for k in ordered:
+        if runs and k - runs[-1][-1] <= 2:  # a header line between two column blocks of rows
+            runs[-1].append(k)
+        else:
+            runs.append([k])
+    for run in runs:
+        after = range(run[-1] + 1, min(len(lines), run[-1] + 1 + MAX_CAPTION_GAP))
+        before = range(run[0] - 1, max(-1, run[0] - 1 - MAX_CAPTION_GAP - 1), -1)
+        below = next((i for i in after if _TABLE_CAPTION.match(lines[i])), None)
+        above = next((i for i in before if _TABLE_CAPTION.match(lines[i])), None)
+        start = below if below is not None else above
+        if below is not None and above is not None and rows_after(below):
+            start = above  # captions above their tables: the one below heads the next table
+        if start is not None:
+            caption = " ".join(lines[start : caption_end(lines, start)])
+            out.update((lines[k], caption) for k in run)
+    return out
+
+
+_TABLE_CAPTION = re.compile(r"^Table\s+\d+[:.]\s")
+
+
+def caption_end(lines: Sequence[str], start: int) -> int:
+    """Where the caption that opens at *lines*[*start*] ends (the index after its last line): it
+    runs on while a line ends no sentence and is full (MIN_FULL_CAPTION_LINE characters), at most
+    MAX_CAPTION_LINES lines."""
+    end = start + 1
+    # A caption runs on while its line is full ("Table 1: MapReduce jobs run in August 2004" is not:
+    # the next line is the other column's text).
+    while (
+        end < len(lines)
+        and end - start < MAX_CAPTION_LINES
+        and not lines[end - 1].endswith(".")
+        and len(lines[end - 1]) >= MIN_FULL_CAPTION_LINE
+    ):
+        end += 1
+    return end
 
 
 # A table question quotes its caption and at most this many lines after it (the header and rows).
@@ -754,16 +826,7 @@ def caption_lines(references: Sequence[Reference], label: str) -> list[Sentence]
         start = next((i for i, line in enumerate(lines) if pattern.match(line)), None)
         if start is None:
             continue
-        end = start + 1
-        # A caption runs on while its line is full ("Table 1: MapReduce jobs run in August 2004" is not:
-        # the next line is the other column's text).
-        while (
-            end < len(lines)
-            and end - start < MAX_CAPTION_LINES
-            and not lines[end - 1].endswith(".")
-            and len(lines[end - 1]) >= MIN_FULL_CAPTION_LINE
-        ):
-            end += 1
+        end = caption_end(lines, start)
         caption = " ".join(lines[start:end])
         quoted = [caption]
         if label.startswith("Table"):
@@ -1579,10 +1642,11 @@ def number_attached(text: str, measure: str, asked: Collection[str], *, by_unit:
     terms (stemmed, word classes as one: `with_classes`): "roughly 2000 lines of C++ code" for "How
     many lines of code ...?", not "each server is in one of three states ... In normal operation"
     for "How many operations per second ...?". A table row is attached to its header, not to its
-    neighbours: it always counts (True), as does a question with no asked terms, and, where the
-    question names no measure, a number with a unit ("64 MB" for "How large are GFS chunks?"),
+    neighbours: it always counts (True), as does a row on the first line of a captioned row's
+    `Sentence.readings` (its header and caption on the lines after it), a question with no asked
+    terms, and, where the question names no measure, a number with a unit ("64 MB" for "How large are GFS chunks?"),
     unless not *by_unit*."""
-    if not asked or _TABLE_ROW.match(text):
+    if not asked or _TABLE_ROW.match(text.split("\n", 1)[0]):
         return True
     units = next((fits for name, _, fits in _MEASURE_WORDS if name == measure), None)
     found = quantities(text)
@@ -2179,7 +2243,9 @@ def cheap_scores(candidates: Sequence[Sentence], analysis: QuestionAnalysis) -> 
             rarity = max(weights.get(t, top_weight) for t in intro) / top_weight
             type_match = max(type_match, 0.0) + INTRO_BONUS * (0.5 + 0.5 * rarity)
         # A sentence about the paper's own sections names the topic and states nothing about it.
-        states = states_fact(candidate.matchable, analysis, asked) and not is_signpost(candidate.text)
+        states = any(states_fact(text, analysis, asked) for text in candidate.readings) and not is_signpost(
+            candidate.text
+        )
         if analysis.related_names and not names_another(candidate, analysis):
             states = False  # "GFS provides a location independent namespace" relates GFS to nothing
         out.append((lexical, type_match, novelty, states))

@@ -20,6 +20,7 @@ from chat.extractive import (
     asks_several,
     candidate_sentences,
     candidate_windows,
+    cheap_scores,
     choose_evidence,
     compose_answer,
     embed_candidates,
@@ -2480,6 +2481,30 @@ def test_a_superlative_reads_the_table_whose_header_names_most_of_the_question()
     candidates = candidate_sentences([reference(1, 1, pdfs, title="Corpus"), reference(2, 1, papers, title="Corpus")])
     assert extreme_row(candidates, analysis_for("Which filter removes the fewest papers?")).text == "No title 20k"
     assert extreme_row(candidates, analysis_for("Which filter removes the most PDFs?")).text == "Over 50 pages 2.27M"
+
+
+def test_a_table_row_states_what_its_caption_says_the_cells_measure():
+    # ACL prints captions under their tables; other papers above them, where the caption below a
+    # table's rows heads the next table.
+    below = (
+        "Evaluated task Title Authors\nPaper clustering 0.93 0.89\nBib. linking (GROBID) 1.00 0.96\n"
+        "Table 6: Accuracy of paper clustering and bibliography linking for\ntitles and authors in sampled sets."
+    )
+    above = (
+        "Table 3: Record linkage results on the benchmark.\nSystem Precision Recall F1\nMarlin 0.850 0.760 0.802\n"
+        "Table 4: Running time per million records.\nSystem Minutes\nMarlin 14\nDedupe 41"
+    )
+    candidates = candidate_sentences([reference(1, 1, below, title="Corpus"), reference(2, 2, above, title="Linkage")])
+    caption_of = {c.text: c.caption for c in candidates}
+    assert caption_of["Paper clustering 0.93 0.89"].startswith("Table 6: Accuracy") and caption_of[
+        "Paper clustering 0.93 0.89"
+    ].endswith("sampled sets.")
+    assert caption_of["Marlin 0.850 0.760 0.802"].startswith("Table 3:")
+    assert caption_of["Marlin 14"].startswith("Table 4:")
+    analysis = analysis_for("What is the accuracy of paper clustering for authors?")
+    states = dict(zip([c.text for c in candidates], (s[3] for s in cheap_scores(candidates, analysis)), strict=True))
+    assert states["Paper clustering 0.93 0.89"]
+    assert not states["Marlin 0.850 0.760 0.802"]  # no accuracy in its caption
 
 
 def test_a_superlative_over_a_table_of_other_things_quotes_no_row():
