@@ -247,7 +247,9 @@ _PASSIVE_THING = re.compile(
 _WHAT_VERBS = r"happens|goes|means|matters|remains|follows|changes|comes|causes"
 _SUBJECT_THINGS = re.compile(
     rf"^(?:what|which)\s+(?!(?:{_WHAT_VERBS}|is|was|does|has)\b)"
-    r"(?P<thing>(?:[a-z][\w-]*\s+)?[a-z][\w-]*[^s\W]s)\s+(?=[a-z]+(?<![^s]s)(?<!ed)\s)",
+    # The word after the things is their verb, no article ("Which filter removes the most?": a verb).
+    r"(?P<thing>(?:[a-z][\w-]*\s+)?[a-z][\w-]*[^s\W]s)\s+"
+    r"(?!(?:the|a|an|its|their|this|that|these|those|each|every)\s)(?=[a-z]+(?<![^s]s)(?<!ed)\s)",
     re.IGNORECASE,
 )
 
@@ -909,6 +911,8 @@ _DUMMY_IT = re.compile(
     r"\s+(?:to|that|for)\b",
     re.IGNORECASE,
 )
+# "Which of them ...?": one of the things the previous question asked for.
+_WHICH_OF_THEM = re.compile(r"^\W*(?:and\s+|so\s+)?(?P<which>which|what)\s+of\s+(?:them|these|those)\b", re.IGNORECASE)
 # "How many of them ...?", and the people a study question was about, which "them" then means.
 _OF_THEM = re.compile(r"\b(?:many|much|few|some|most|all|none|each|one|two|three)\s+of\s+(?P<pronoun>them)\b", re.I)
 _PEOPLE_NOUN = re.compile(
@@ -1728,6 +1732,11 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
             before, after = previous.query[: closing.start("phrase")], previous.query[closing.end("phrase") :]
             query = before + other_thing["thing"] + after
         return _Resolved(query=query, focus=previous.focus, pool=previous.pool, comparison=previous.comparison)
+    which_of = _WHICH_OF_THEM.match(question)
+    if which_of is not None and thing and not re.search(r"[^s]s$", thing) and not named_papers(question, papers):
+        # "Which of them removes the least?" after "Which filter removes the most papers?": which
+        # filter (a plural thing, "What filters does S2ORC apply?", is "them" as it reads).
+        question = f"{which_of['which']} {thing}{question[which_of.end() :]}"
     bare_count = _BARE_HOW_MANY.match(question)
     if bare_count is not None and thing and re.search(r"[^s]s$", thing):
         # "How many did they use?" after "What GPUs did the authors train on?": how many GPUs.

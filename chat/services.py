@@ -330,6 +330,7 @@ def _retrieve(papers: list[Paper], analysis: QuestionAnalysis) -> Retrieval:
         funding=asks_about_funding(analysis.query),
         lexical_query=lexical_query(analysis, refs),
         lexical_queries=side_lexical_queries(analysis, refs),
+        carried=analysis.said_before,
     )
     return retrieve_passages(papers=papers, question=analysis.query, focus=focus, sentence_scorer=best_sentence_cosines)
 

@@ -189,6 +189,8 @@ class Focus:
     lexical_query: str = ""
     # Each of `queries` without its own paper's name, for that side's lexical leg (as `lexical_query`).
     lexical_queries: tuple[tuple[int, str], ...] = ()
+    # The sentences the previous answer quoted, for a follow-up: see `with_carried`.
+    carried: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -774,6 +776,27 @@ def first_mentions_first(
     return [*front, *(hit for hit in hits if (hit.paper_id, hit.chunk_index) not in keys)]
 
 
+# A follow-up keeps at most this many of the passages the previous answer quoted.
+MAX_CARRIED = 3
+
+
+def with_carried(selected: Sequence[Hit], hits: Sequence[Hit], quotes: Sequence[str]) -> list[Hit]:
+    """*selected* (the chosen passages) with, after them, the candidates of *hits* that hold one of
+    *quotes* (the previous answer's quoted sentences, in its order; whitespace folded) and are not
+    selected, at most MAX_CARRIED: a follow-up ("Which of them removes the least?" after "Which
+    filter removes the most papers?") is about what the previous answer quoted, whose passage its
+    own words ("least") may not rank. Added beyond the top-K, not in place of a selected passage:
+    that may hold the new fact."""
+    chosen = {(hit.paper_id, hit.chunk_index) for hit in selected}
+    folded = [(hit, " ".join(hit.text.split())) for hit in hits if (hit.paper_id, hit.chunk_index) not in chosen]
+    extra: list[Hit] = []
+    for quote in dict.fromkeys(" ".join(q.split()) for q in quotes):
+        hit = next((h for h, text in folded if quote and quote in text and h not in extra), None)
+        if hit is not None and len(extra) < MAX_CARRIED:
+            extra.append(hit)
+    return [*selected, *extra]
+
+
 def rank_hits(
     *,
     question: str,
@@ -946,6 +969,8 @@ def retrieve_passages(
         relative_bar=settings.RETRIEVAL_PAPER_RELATIVE_BAR,
         near_miss=settings.RETRIEVAL_NAMED_NEAR_MISS,
     )
+    if focus is not None and focus.carried:
+        selected = with_carried(selected, hits, focus.carried)
     titles = {paper.pk: paper.display_title for paper in ready}
     if selected:
         selected = with_whole_sentences(

@@ -4,6 +4,7 @@ configured. Answers run on another thread, so these tests commit (`transaction=T
 
 import json
 from io import StringIO
+from pathlib import Path
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -145,3 +146,28 @@ async def test_a_follow_up_over_the_socket_is_answered_from_the_paper_it_names(a
     )()
     assert titles_first and all("Understandable Consensus" in title for title in titles_first)
     assert titles_second == {chubby}
+
+
+# --- on the shipped sample paper ----------------------------------------------------------------------
+
+SAMPLE_PAPER = Path(__file__).resolve().parent.parent / "sample_papers" / "s2orc.pdf"
+
+
+@pytest.fixture
+def sample_project(alice, chunk_store, settings):
+    """alice's project "Sample" holding the sample paper shipped in the repository (S2ORC), indexed."""
+    settings.CONTEXTUAL_BLURBS = "heuristic"
+    report = ingest_paths(user=alice, paths=[SAMPLE_PAPER], project_name="Sample")
+    assert not report.failed
+    return Project.objects.get(name="Sample")
+
+
+def test_which_of_them_after_a_superlative_reads_the_table_the_previous_answer_quoted(alice, sample_project):
+    first = answer_question(
+        project=sample_project, user=alice, question="Which filter removes the most papers?", chat=True
+    )
+    assert "\u201c< 100 chars of text 80.0M\u201d" in first.text
+    # "least" alone ranks no table; the follow-up keeps the passage the previous answer quoted.
+    second = answer_question(project=sample_project, user=alice, question="Which of them removes the least?", chat=True)
+    assert second.query == "Which filter removes the least?"
+    assert "\u201cNo title 20k\u201d" in second.text

@@ -649,6 +649,9 @@ def test_it_as_an_object_and_them_as_a_group_are_the_things_the_previous_questio
         "Which of the filters removes the most in S2ORC?"
     )
     assert analyse_in([S2ORC], "How are they applied?", filters).query == "How are the filters applied in S2ORC?"
+    # One thing asked for ("Which filter ...?"): "which of them" is which of those things.
+    one = ("Which filter removes the most papers?", (S2ORC.paper_id,))
+    assert analyse_in([S2ORC], "Which of them removes the least?", one).query == "Which filter removes the least?"
     # "They" acting is still the paper's authors; "them" after a comparison, its papers.
     assert analyse_in([S2ORC], "Why did they choose GROBID?", tools).query == "Why did S2ORC choose GROBID?"
     assert analyse_in([S2ORC], "What do they propose?", tools).query == "What do S2ORC propose?"

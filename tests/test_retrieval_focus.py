@@ -22,6 +22,7 @@ from indexing.retrieval import (
     rerank_dense,
     retrieve_passages,
     select_passages,
+    with_carried,
 )
 from indexing.services import index_paper
 from papers.services import add_paper_to_library
@@ -448,3 +449,18 @@ def test_side_lexical_queries_cut_each_sides_own_name():
     queries = ((1, "How does Dynamo version data?"), (2, "Bigtable?"))
     analysis = QuestionAnalysis(question="q", query="q", named_paper_ids=(1, 2), paper_queries=queries)
     assert side_lexical_queries(analysis, papers) == ((1, "How does version data?"), (2, ""))
+
+
+# --- a follow-up keeps what the previous answer quoted ----------------------------------------------
+
+
+def test_a_follow_up_keeps_the_passages_the_previous_answer_quoted_beside_its_own():
+    ranked = [
+        Hit(paper_id=1, chunk_index=i, page_number=i + 1, text=text, score=0.5)
+        for i, text in enumerate(["prose about filters", "Filter Number of papers\nNo title 20k", "other", "more"])
+    ]
+    selected = [ranked[0], ranked[2]]
+    quotes = ("Filter  Number of papers", "a sentence no candidate holds")
+    assert [hit.chunk_index for hit in with_carried(selected, ranked, quotes)] == [0, 2, 1]
+    assert with_carried(selected, ranked, ("prose about filters",)) == selected  # already selected
+    assert with_carried(selected, ranked, ()) == selected
