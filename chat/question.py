@@ -983,7 +983,10 @@ class _Resolved:
 
 # "Why?", "And how?", "Why so?": the previous question asked again with another question word.
 _BARE_WH = re.compile(
-    r"^\s*(?:(?:and|but|so)\s+)?(?P<wh>why|how|(?:by\s+)?how\s+(?:much|many|long|often|far))(?:\s+so)?\s*[?.!]*\s*$",
+    r"^\s*(?:(?:and|but|so)\s+)?(?P<wh>why|how|(?:by\s+)?how\s+(?:much|many|long|often|far))"
+    # "Why so?", "Why so low?": the degree is the previous answer's, asked about again.
+    r"(?:\s+so(?:\s+(?:low|high|slow|fast|few|many|much|little|large|small|big|long|short|often|rare|bad|good))?)?"
+    r"\s*[?.!]*\s*$",
     re.I,
 )
 _AUXILIARIES = r"(?:does|do|did|is|are|was|were|can|could|will|would|has|have|should)"
@@ -1419,6 +1422,7 @@ def _looks_like_follow_up(question: str, papers: Sequence[PaperRef]) -> bool:
     group = _PAPER_REFERENCE.search(question)
     return bool(
         _CONTINUATION.search(question)
+        or _BARE_WH.match(question)  # "Why so low?"
         or _HOW_COMPARE.match(question)
         or (_EQUIVALENT.search(question) and not content_terms(_said_again(question), papers))
         or (group and (not group.group("group") or not (named or _OWN_PAPERS.search(question))))
@@ -1707,7 +1711,10 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
             query=_swap_papers(previous.query, focus, papers), focus=focus, pool=previous.pool, comparison=True
         )
     fragment = _FRAGMENT.match(question) or contrast
-    if fragment is not None and not named_papers(question, papers) and not _PAPER_REFERENCE.search(question):
+    # A fragment may name a paper the previous question named ("And for people who had already taken
+    # the Paxos quiz?" after a question about the Raft and Paxos exams); another paper is a question of its own.
+    named_anew = set(named_papers(question, papers)) - set(named_papers(previous.query, papers))
+    if fragment is not None and not named_anew and not _PAPER_REFERENCE.search(question):
         query = _with_condition(previous.query, fragment["phrase"])
         if previous.focus and not named_papers(query, papers):  # the condition replaced named the paper
             query = _in_papers(query, previous.focus, papers)
@@ -1779,9 +1786,11 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
         if re.sub(r"['\u2019]s$", "", word.casefold()) not in _FUNCTION_WORDS | _PAPER_WORDS
     ]
     own_words += _WHAT_DOES_DO.findall(text)  # "What does it do?": "do" is its verb, not a stand-in
-    if not own_terms and not own_words:  # "And Bigtable?", "What about the other one?", "Why?": the previous question
+    bare = _BARE_WH.match(question)
+    if (
+        not own_terms and not own_words
+    ) or bare:  # "And Bigtable?", "What about the other one?", "Why?": the previous question
         query = _swap_papers(previous.query, new_papers, papers) if new_papers else previous.query
-        bare = _BARE_WH.match(question)
         if bare is not None:
             query = _asked_again(query, bare["wh"])
         focus = new_papers or previous.focus

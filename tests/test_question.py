@@ -746,6 +746,12 @@ def test_it_and_the_other_after_a_question_about_two_papers_are_those_two_in_tur
         # A form the question word cannot be swapped into: the previous question, and why.
         ("Chubby's cell size?", "Why?", "Chubby's cell size, and why?"),
         ("Which of the filters removes the most?", "Why?", "Which of the filters removes the most, and why?"),
+        # The degree asked about is the previous answer's.
+        (
+            "How many replicas does GFS keep by default?",
+            "Why so many?",
+            "Why does GFS keep by default that many replicas?",
+        ),
     ],
 )
 def test_a_bare_question_word_asks_the_previous_question_with_it(previous, follow_up, query):
@@ -904,6 +910,13 @@ def test_a_rewrite_calls_a_paper_whose_short_name_another_shares_by_its_title():
             "How does GFS detect stale replicas?",
             "And with snapshots?",
             "How does GFS detect stale replicas with snapshots?",
+        ),
+        (
+            # A paper the previous question named already is no paper asked about anew.
+            "How many points higher did the model predict on the Raft exam than on the Paxos exam?",
+            "And for people who had already taken the Paxos quiz?",
+            "How many points higher did the model predict on the Raft exam than on the Paxos exam for people who "
+            "had already taken the Paxos quiz?",
         ),
     ],
 )
