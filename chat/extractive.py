@@ -387,11 +387,13 @@ def _math_runs(lines: Sequence[str]) -> set[int]:
     return found
 
 
-def _blocks(text: str, seen_words: Collection[str] = ()) -> list[tuple[str, list[str], bool]]:
+def _blocks(
+    text: str, seen_words: Collection[str] = (), marks: Collection[str] = ()
+) -> list[tuple[str, list[str], bool]]:
     """*text* cut at section-heading lines (`is_heading`, dropped) and at display math (dropped),
     so neither is ever glued into a quote: `(folded block text, its raw lines, whether display
-    math ends it)`, dehyphenated. A script line inside a hyphenated word ("be-", "title",
-    "tween") is dropped."""
+    math ends it)`, dehyphenated, without the footnote *marks* (`without_footnote_marks`). A
+    script line inside a hyphenated word ("be-", "title", "tween") is dropped."""
     blocks: list[tuple[list[str], bool]] = [([], False)]
     lines, footnotes = _without_footnotes(text.split("\n"))
     math = _math_runs(lines)
@@ -408,10 +410,47 @@ def _blocks(text: str, seen_words: Collection[str] = ()) -> list[tuple[str, list
             blocks[-1][0].append(line)
     blocks += [(note, False) for note in footnotes]
     return [
-        (dehyphenate("\n".join(lines), seen_words), lines, math_after)
+        (without_footnote_marks(dehyphenate("\n".join(lines), seen_words), marks), lines, math_after)
         for lines, math_after in blocks
         if "".join(lines).strip()
     ]
+
+
+def footnote_numbers(lines: Sequence[str]) -> set[str]:
+    """The numbers of the footnotes among *lines* (a page's text): "7" for "7pronounced “stork”"."""
+    return {match.group() for line in lines if (match := _FOOTNOTE_LINE.match(line.strip()))}
+
+
+# A footnote's mark glued to the word it notes: after a word ("Semantic Scholar8", "filter14"),
+# after a word's stop or comma ("S2ORC,7", "PDF.11", "2019).7"), or on a version ("GROBID v0.5.510").
+_GLUED_MARK = re.compile(
+    r"(?P<word>\b[A-Za-z][a-z]{2,})(?P<mark>\d{1,2})\b"
+    r"|(?<=[A-Za-z)\]][,.;:])(?P<after_stop>\d{1,2})(?=\s|$)"
+    r"|(?P<version>\bv\d+(?:\.\d+)+)\b"
+)
+
+
+def without_footnote_marks(text: str, marks: Collection[str]) -> str:
+    """*text* without the footnote marks glued to its words (`_GLUED_MARK`), where *marks* (the
+    page's footnote numbers, `footnote_numbers`) holds the number: "we introduce S2ORC,7 the
+    Semantic Scholar8 Open Research Corpus" -> "we introduce S2ORC, the Semantic Scholar Open
+    Research Corpus"; "GROBID v0.5.510" -> "GROBID v0.5.5" on a page with footnote 10. A word
+    keeps its digits unless it is a known word without them ("PyPDF2", "F1" stay)."""
+    if not marks:
+        return text
+
+    def strip(match: re.Match[str]) -> str:
+        if match["word"]:
+            keep = match["mark"] in marks and is_known_word(match["word"])
+            return match["word"] if keep else match.group()
+        if match["after_stop"]:
+            return "" if match["after_stop"] in marks else match.group()
+        version = match["version"]
+        mark = next((m for m in sorted(marks, key=len, reverse=True) if version.endswith(m)), None)
+        cut = version[: -len(mark)] if mark else ""
+        return cut if re.fullmatch(r"v\d+(?:\.\d+)+", cut) else version
+
+    return _GLUED_MARK.sub(strip, text)
 
 
 # A footnote's number, one or two digits, that is no size or rate's ("1Gbit/s Ethernet", "4KB").
@@ -622,9 +661,9 @@ def candidate_sentences(references: Sequence[Reference], *, acknowledgements: bo
         # The paper's title block ("S2ORC: The Semantic Scholar Open Research Corpus Kyle Lo ...")
         # reads as a sentence that defines the title's name; it is the head of the page, not a claim.
         title = " ".join(ref.title.split()).casefold() if len(ref.title) >= MIN_TITLE_BLOCK_CHARS else ""
-        for b, (block, lines, math_after) in enumerate(
-            _blocks(neutralise_paper_markers(ref.text), words_of[ref.paper_id])
-        ):
+        text = neutralise_paper_markers(ref.text)
+        marks = footnote_numbers(text.split("\n"))
+        for b, (block, lines, math_after) in enumerate(_blocks(text, words_of[ref.paper_id], marks)):
             # (position, text): a sentence keeps its place among all the block's sentences, so two
             # quotable sentences with an unquotable one between them are not adjacent (no window).
             splits = [piece for part in _SPLIT.split(block) for piece in _at_cut_words(part, counts_of[ref.paper_id])]
@@ -653,7 +692,7 @@ def candidate_sentences(references: Sequence[Reference], *, acknowledgements: bo
                     if text != whole:
                         headers[text] = whole[: -len(text)].strip()
             previous = header = ""
-            folded = [" ".join(line.split()) for line in lines]
+            folded = [without_footnote_marks(" ".join(line.split()), marks) for line in lines]
             rows = table_rows(folded)
             captions = row_captions(folded, rows)
             for k, text in enumerate(folded):
@@ -1149,7 +1188,14 @@ def _terms(text: str) -> tuple[str, ...]:
         else:
             # "percent" without a number ("By how many percent ...?") meets "41 percent" (-> "%").
             out.append("%" if token in ("percent", "percentage", "percentages") else _stem(token))
+    if _VERSION_NUMBER.search(text):
+        out.append(_VERSION_TERM)  # "GROBID v0.5.5" states a version, as "64 MB" states a size
     return tuple(out)
+
+
+# A version number ("v0.5.5", "v3.0.0"): the term "version" for matching.
+_VERSION_NUMBER = re.compile(r"\bv\d+(?:\.\d+)+\b")
+_VERSION_TERM = "version"
 
 
 # Words that ask but do not name what is asked.

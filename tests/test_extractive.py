@@ -2512,3 +2512,36 @@ def test_a_superlative_over_a_table_of_other_things_quotes_no_row():
     candidates = candidate_sentences([reference(1, 1, text, title="Corpus")])
     assert extreme_row(candidates, analysis_for("Which of the filters removes the most papers?")) is None
     assert extreme_row(candidates, analysis_for("What accuracy does BERT reach?")) is None
+
+
+def test_footnote_marks_glued_to_words_are_not_quoted():
+    text = (
+        "To address these issues, we introduce S2ORC,7 the Semantic Scholar8 Open Research Corpus, a large\n"
+        "collection of academic papers covering dozens of academic disciplines and many languages.\n"
+        "We process PDFs using SCIENCEPARSE v3.0.09 and GROBID v0.5.510 on a cluster of machines.\n"
+        "The English language filter14 reduces parsing errors in the body text of the papers we keep.\n"
+        "We report the F1 of every filter and parse each PDF with PyPDF2. All filters are applied in series.\n"
+        "7pronounced \u201cstork\u201d\n8The papers included in S2ORC are a curated subset of the graph.\n"
+        "10https://github.com/kermitt2/grobid\n"
+        "14We use the cld2 tool for language detection with a threshold of 0.9 over the English language score.\n"
+    )
+    sentences = [s.text for s in candidate_sentences([reference(1, 1, text, title="Corpus")])]
+    assert (
+        "To address these issues, we introduce S2ORC, the Semantic Scholar Open Research Corpus, a large "
+        "collection of academic papers covering dozens of academic disciplines and many languages." in sentences
+    )
+    # Footnote 10 is on the page, footnote 9 is not: a version keeps a digit that is no mark.
+    assert "We process PDFs using SCIENCEPARSE v3.0.09 and GROBID v0.5.5 on a cluster of machines." in sentences
+    assert "The English language filter reduces parsing errors in the body text of the papers we keep." in sentences
+    # No footnote 1 or 2 on the page: names keep their digits.
+    assert "We report the F1 of every filter and parse each PDF with PyPDF2." in sentences
+    assert not any("filter14" in sentence for sentence in sentences)
+
+
+def test_a_version_number_matches_the_version_asked_for():
+    analysis = analysis_for("What version of GROBID is used?")
+    versioned = "We process PDFs using SCIENCEPARSE v3.0.0 and GROBID v0.5.5 (Lopez, 2009)."
+    plain = "We then use GROBID to process each PDF into a structured document."
+    candidates = candidate_sentences([reference(1, 1, f"{versioned} {plain}", title="Corpus")])
+    lexical = {c.text: scores[0] for c, scores in zip(candidates, cheap_scores(candidates, analysis), strict=True)}
+    assert lexical[versioned] == 1.0 and lexical[plain] < 1.0
