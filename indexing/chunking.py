@@ -106,8 +106,9 @@ def dehyphenate(text: str, seen_words: Collection[str] = ()) -> str:
     embedding model's 30k-word vocabulary or one of them inflected ("lever-\\naging" ->
     "leveraging", "recom-\\nmenders" -> "recommenders"), or a word used unhyphenated elsewhere in
     *text* or among *seen_words* (lower case: the rest of the paper's passages, where "GROBID" is
-    written whole); otherwise it is a real hyphen and stays ("fault-\\ntolerant" ->
-    "fault-tolerant"). Used for what is embedded, searched and quoted.
+    written whole), or when the piece after the break is lower case and no word of its own
+    ("hyperpa-\\nrameters" -> "hyperparameters"); otherwise it is a real hyphen and stays
+    ("fault-\\ntolerant" -> "fault-tolerant"). Used for what is embedded, searched and quoted.
     """
     seen = latin_words(text)
 
@@ -116,6 +117,10 @@ def dehyphenate(text: str, seen_words: Collection[str] = ()) -> str:
         joined = left + right
         word = joined.lower()
         if word in seen or word in seen_words or is_known_word(word):
+            return joined
+        if right.isalpha() and right.islower() and not (right in seen_words or is_known_word(right)):
+            # "hyperpa-\nrameters", "annota-\ntions": a piece that is no word is a word's end, where
+            # a compound's second part is a word of its own ("fault-\ntolerant").
             return joined
         return f"{left}-{right}"
 

@@ -19,6 +19,11 @@ from indexing.retrieval import Reference
         ("fine-\ntuned", "fine-tuned"),
         ("text-\nbased", "text-based"),
         ("S2ORC-\nSCIBERT", "S2ORC-SCIBERT"),
+        # A piece that is no word of its own ends the word the break cut.
+        ("hyperpa-\nrameters", "hyperparameters"),
+        ("hyperparam-\neters", "hyperparameters"),
+        ("annota-\ntions", "annotations"),
+        ("pre-\ntrained", "pre-trained"),
     ],
 )
 def test_a_line_break_hyphen_goes_where_the_joined_word_is_a_word(text, joined):
