@@ -1423,6 +1423,7 @@ def _looks_like_follow_up(question: str, papers: Sequence[PaperRef]) -> bool:
     return bool(
         _CONTINUATION.search(question)
         or _BARE_WH.match(question)  # "Why so low?"
+        or _PREPOSITION_WH.match(question)  # "On what hardware?"
         or _HOW_COMPARE.match(question)
         or (_EQUIVALENT.search(question) and not content_terms(_said_again(question), papers))
         or (group and (not group.group("group") or not (named or _OWN_PAPERS.search(question))))
@@ -1471,6 +1472,12 @@ _FRAGMENT = re.compile(
     r"without|using|given)\b(?!\s+(?:which|what|whom|whose|how)\b)[^?]*?)[?.!]*\s*$",
     re.IGNORECASE,
 )
+# "On what hardware?", "In which year?": the previous question again, asking for that.
+_PREPOSITION_WH = re.compile(
+    r"^\W*(?:and\s+|so\s+)?(?P<prep>on|in|at|with|for|from|by|under|during|through)\s+(?P<wh>what|which)\s+"
+    r"(?P<thing>[\w-]+(?:\s+[\w-]+){0,2}?)\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
 # "What happened without any randomness?" after a question about adding randomness: the previous
 # question again, under the condition it varied (a term of the previous question must be in it).
 _WHAT_HAPPENED = re.compile(
@@ -1510,6 +1517,11 @@ def _with_condition(previous: str, phrase: str) -> str:
         if twin is not None:
             return previous[: twin.start()] + numbered.group(0) + previous[twin.end() :]
     body = previous.rstrip(" ?.!")
+    preposition = re.match(r"(?:on|in|at|for|under|during|using)\b", phrase.strip(), re.IGNORECASE)
+    closing = re.search(rf"\s+{preposition.group()}\s+[^?,;]*$", body, re.IGNORECASE) if preposition else None
+    if closing is not None:
+        # "What is the F1 on ChemProt?" + "on ACL-ARC": the new phrase in place of the old one.
+        return f"{body[: closing.start()]} {phrase.strip()}?"
     if re.match(rf"{_CONDITION_WORD}\b", phrase.strip(), re.IGNORECASE):
         # "What happens when a Raft leader fails?" + "when a follower fails": the new condition in
         # place of the old one, not beside it.
@@ -1710,6 +1722,15 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
         return _Resolved(
             query=_swap_papers(previous.query, focus, papers), focus=focus, pool=previous.pool, comparison=True
         )
+    asked_how = _PREPOSITION_WH.match(question)
+    previous_clause = _WH_CLAUSE.match(previous.query) if asked_how is not None else None
+    if asked_how is not None and previous_clause is not None and not named_papers(question, papers):
+        # "On what hardware?" after "How long was S2ORC-SciBERT pretrained?": "On what hardware was
+        # S2ORC-SciBERT pretrained?"
+        head = f"{asked_how['prep'][:1].upper()}{asked_how['prep'][1:].lower()} {asked_how['wh'].lower()}"
+        rest = f"{previous_clause['aux'].lower()}{previous_clause['rest'].rstrip()}"
+        query = f"{head} {asked_how['thing']} {rest}?"
+        return _Resolved(query=query, focus=previous.focus, pool=previous.pool, comparison=previous.comparison)
     fragment = _FRAGMENT.match(question) or contrast
     # A fragment may name a paper the previous question named ("And for people who had already taken
     # the Paxos quiz?" after a question about the Raft and Paxos exams); another paper is a question of its own.

@@ -752,6 +752,13 @@ def test_it_and_the_other_after_a_question_about_two_papers_are_those_two_in_tur
             "Why so many?",
             "Why does GFS keep by default that many replicas?",
         ),
+        # A question word after a preposition: the previous question, asking for that.
+        ("How long was NightBERT pretrained?", "On what hardware?", "On what hardware was NightBERT pretrained?"),
+        (
+            "When was the lock service first deployed?",
+            "In which year?",
+            "In which year was the lock service first deployed?",
+        ),
     ],
 )
 def test_a_bare_question_word_asks_the_previous_question_with_it(previous, follow_up, query):
@@ -910,6 +917,12 @@ def test_a_rewrite_calls_a_paper_whose_short_name_another_shares_by_its_title():
             "How does GFS detect stale replicas?",
             "And with snapshots?",
             "How does GFS detect stale replicas with snapshots?",
+        ),
+        (
+            # The new phrase in place of the previous question's closing one of the same preposition.
+            "What is the F1 of NightBERT on ChemSet?",
+            "What about on SciSet?",
+            "What is the F1 of NightBERT on SciSet?",
         ),
         (
             # A paper the previous question named already is no paper asked about anew.
