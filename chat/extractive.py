@@ -646,15 +646,19 @@ def _opens_with_cut_word(text: str, counts: Counter[str]) -> bool:
 def candidate_sentences(references: Sequence[Reference], *, acknowledgements: bool = False) -> list[Sentence]:
     """The quotable sentences and lines of each passage (see `is_quotable`, `is_quotable_line`;
     acknowledgements only when *acknowledgements*), whitespace folded, hyphenation joined, headings
-    left out; a paper's own bibliography markers stay verbatim but inert. Windows are not included
-    (see `candidate_windows`)."""
+    left out, footnote marks dropped where a passage of the same page prints the footnote
+    (`without_footnote_marks`); a paper's own bibliography markers stay verbatim but inert.
+    Windows are not included (see `candidate_windows`)."""
     sentences: list[Sentence] = []
     # A word a line break hyphenates in one passage ("GRO-\nBID") is often whole in another.
     words_of: dict[int, set[str]] = {}
     counts_of: dict[int, Counter[str]] = {}
+    # A page's footnotes are often in another passage of that page than the marks they explain.
+    marks_of: dict[tuple[int, int], set[str]] = {}
     for ref in references:
         words_of.setdefault(ref.paper_id, set()).update(latin_words(ref.text))
         counts_of.setdefault(ref.paper_id, Counter()).update(_words_not_after_stops(ref.text))
+        marks_of.setdefault((ref.paper_id, ref.page), set()).update(footnote_numbers(ref.text.split("\n")))
     for ref in references:
         if looks_like_bibliography(ref.text):
             continue
@@ -662,7 +666,7 @@ def candidate_sentences(references: Sequence[Reference], *, acknowledgements: bo
         # reads as a sentence that defines the title's name; it is the head of the page, not a claim.
         title = " ".join(ref.title.split()).casefold() if len(ref.title) >= MIN_TITLE_BLOCK_CHARS else ""
         text = neutralise_paper_markers(ref.text)
-        marks = footnote_numbers(text.split("\n"))
+        marks = marks_of[(ref.paper_id, ref.page)]
         for b, (block, lines, math_after) in enumerate(_blocks(text, words_of[ref.paper_id], marks)):
             # (position, text): a sentence keeps its place among all the block's sentences, so two
             # quotable sentences with an unquotable one between them are not adjacent (no window).
@@ -1570,7 +1574,9 @@ _CHANGE_BY = re.compile(
 # "How many times was CORD-19 downloaded?" counts the events of its verb: "75K dataset downloads".
 _HOW_MANY_TIMES = re.compile(rf"\bhow many times\s+{_AUX}\b.*?\b(?P<verb>[a-z]{{3,}}(?:ed|en))\b", re.IGNORECASE)
 _HOW_MANY_NOUN = re.compile(
-    r"^\W*(?:and\s+|so\s+)?how\s+many\s+(?!(?:percent|times|more|fewer|of)\b)(?P<noun>[a-z]+)\b(?!\s+per\b)", re.I
+    r"^\W*(?:(?:and|so|roughly|approximately|about|exactly)\s+)*how\s+many\s+(?!(?:percent|times|more|fewer|of)\b)"
+    r"(?P<noun>[a-z]+)\b(?!\s+per\b)",
+    re.I,
 )
 
 
@@ -2056,6 +2062,11 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
         return new_name and (near or len(key & text_terms) >= min(2, len(key)))
     if _WHY.search(analysis.query) and not _REASON.search(text):
         return False  # "Quorbits are small rings." names the thing but gives no reason for it
+    use = _ASKS_USE.match(analysis.query) or _ASKS_USE_BY.match(analysis.query)
+    # The thing used, without where it is ("a double barrier in ZooKeeper": the barrier).
+    used = terms(re.sub(r"\s+(?:in|of|on|at|from|by|with)\s.*$", "", use["thing"])) if use is not None else []
+    if used and kind == AnswerType.OTHER and used[-1] not in text_terms:
+        return False  # "What does the pipeline use GROBID for?" is not stated by "The output of this pipeline ..."
     head = asked_head(analysis.query) if kind in (AnswerType.OTHER, AnswerType.DEFINITION) else ""
     # "Under which open-source license ...?" is not stated by "... used as an input source ...":
     # a sentence naming the asked thing's modifier alone does not name the thing.
@@ -2167,7 +2178,7 @@ def _answer_type_fit(text: str, analysis: QuestionAnalysis, question_terms: set[
     if _ASKS_CONDITION.match(analysis.query):
         # "When are processes allowed to enter the barrier?": "Processes can enter the barrier when ..."
         return 1.0 if _STATES_CONDITION.search(text) else 0.0
-    use = _ASKS_USE.match(analysis.query)
+    use = _ASKS_USE.match(analysis.query) or _ASKS_USE_BY.match(analysis.query)
     if use is not None:
         # "What is GROBID used for?": "We then use GROBID to process each PDF."
         return 1.0 if states_use(text, use["thing"]) else 0.0
@@ -2176,6 +2187,8 @@ def _answer_type_fit(text: str, analysis: QuestionAnalysis, question_terms: set[
 
 # "What is GROBID used for?", "What are the shadow masters used for in GFS?"
 _ASKS_USE = re.compile(r"^\W*what\s+(?:is|are|was|were)\s+(?:the\s+)?(?P<thing>[^?]+?)\s+used\s+for\b", re.I)
+# "What does the pipeline use GROBID for?": the same, with who uses it.
+_ASKS_USE_BY = re.compile(r"^\W*what\s+(?:does|do|did)\s+.+?\s+use\s+(?:the\s+)?(?P<thing>[^?]+?)\s+for\b", re.I)
 
 
 def states_use(text: str, thing: str) -> bool:

@@ -1601,6 +1601,11 @@ def test_sentences_with_known_vectors_are_all_scored_and_only_unknown_ones_are_e
             "Prior to running TextMiner, we filter out PDFs that have more than 50 pages.",
             "We then use TextMiner to process each PDF and extract its paragraphs.",
         ),
+        (
+            "What does the pipeline use TextMiner for?",
+            "Prior to running TextMiner, we filter out PDFs that have more than 50 pages.",
+            "We then use TextMiner to process each PDF and extract its paragraphs.",
+        ),
     ],
 )
 def test_the_sentence_of_the_kind_asked_for_fits_the_answer_type_better(question, weaker, stronger):
@@ -2545,3 +2550,36 @@ def test_a_version_number_matches_the_version_asked_for():
     candidates = candidate_sentences([reference(1, 1, f"{versioned} {plain}", title="Corpus")])
     lexical = {c.text: scores[0] for c, scores in zip(candidates, cheap_scores(candidates, analysis), strict=True)}
     assert lexical[versioned] == 1.0 and lexical[plain] < 1.0
+
+
+def test_what_a_thing_is_used_for_is_not_stated_by_a_sentence_without_it():
+    analysis = analysis_for("What does the pipeline use TextMiner for?")
+    asked = asked_terms(analysis.query)
+    assert not states_fact("The output of this pipeline is visualized in Figure 1.", analysis, asked)
+    assert states_fact("We then use TextMiner to process each PDF and extract its paragraphs.", analysis, asked)
+    # Where the thing is ("in Zorg") is no part of what must be named.
+    where = analysis_for("What is a double barrier in Zorg used for?")
+    sentence = "Double barriers enable clients to synchronize the beginning and the end of a computation."
+    assert states_fact(sentence, where, asked_terms(where.query))
+
+
+def test_a_footnote_in_another_passage_of_the_page_drops_its_mark():
+    body = "We process PDFs using SCIENCEPARSE v3.0.09 and GROBID v0.5.510 on a cluster of machines."
+    notes = "9https://github.com/allenai/science-parse\n10https://github.com/kermitt2/grobid"
+    passages = [reference(1, 1, body, title="Corpus", page=3), reference(2, 1, notes, title="Corpus", page=3)]
+    sentences = {s.text for s in candidate_sentences(passages)}
+    assert "We process PDFs using SCIENCEPARSE v3.0.0 and GROBID v0.5.5 on a cluster of machines." in sentences
+    # The same footnote numbers on another page mark nothing here.
+    other_page = [reference(1, 1, body, title="Corpus", page=3), reference(2, 1, notes, title="Corpus", page=4)]
+    assert body in {s.text for s in candidate_sentences(other_page)}
+
+
+def test_an_approximate_count_asks_for_the_counted_thing_not_the_corpus_it_is_in():
+    question = "Roughly how many papers in the Semantic Scholar corpus have more than one Microsoft Academic field?"
+    analysis = analysis_for(question)
+    assert asked_terms(question) == ["paper"]
+    assert states_fact(
+        "Approximately 677k papers have more than one primary Microsoft Academic field.",
+        analysis,
+        asked_terms(question),
+    )
