@@ -1254,6 +1254,10 @@ def _resolve_references(
         elif match.group("group"):
             if names_own:  # "Raft and Paxos: how do they differ?" refers to its own papers
                 return match.group(0)
+            if match.group("group").casefold() in ("the two", "which of the two") and len(pool) < 2:
+                # "Which of the two helps ...?" after a question about one paper's two levels of
+                # caching: two things its answer named, no two papers.
+                return match.group(0)
             pronoun = match.group("group").casefold() in ("they", "them", "their")
             if pronoun and _OWN_ANTECEDENT.search(match.string[: match.start()]):
                 # "What trouble can servers cause after they have been removed?": the servers.

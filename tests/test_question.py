@@ -639,6 +639,15 @@ def test_it_after_a_passive_how_question_is_that_questions_subject():
     )
 
 
+def test_the_two_after_a_question_about_one_paper_are_two_things_not_two_papers():
+    caching = ("How do Bigtable tablet servers improve read performance with caching?", (BIGTABLE.paper_id,))
+    analysis = analyse("Which of the two helps applications that keep reading the same data?", caching)
+    assert analysis.query == "Which of the two helps applications that keep reading the same data in Bigtable?"
+    assert analysis.named_paper_ids == (BIGTABLE.paper_id,)
+    both = ("How do Raft and Chubby elect a leader?", (RAFT.paper_id, CHUBBY.paper_id))
+    assert analyse("Which of the two is simpler?", both).query == "Which of Raft and Chubby is simpler?"
+
+
 def test_it_as_an_object_and_them_as_a_group_are_the_things_the_previous_question_asked_for():
     tools = ("What tools does S2ORC use to parse PDFs?", (S2ORC.paper_id,))
     assert analyse_in([S2ORC], "What version of it is used?", tools).query == (
