@@ -118,7 +118,7 @@ def dehyphenate(text: str, seen_words: Collection[str] = ()) -> str:
         word = joined.lower()
         if word in seen or word in seen_words or is_known_word(word):
             return joined
-        if right.isalpha() and right.islower() and not (right in seen_words or is_known_word(right)):
+        if right.isalpha() and right.islower() and not is_known_word(right):
             # "hyperpa-\nrameters", "annota-\ntions": a piece that is no word is a word's end, where
             # a compound's second part is a word of its own ("fault-\ntolerant").
             return joined

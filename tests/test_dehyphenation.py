@@ -51,3 +51,10 @@ def test_a_quote_joins_a_name_another_passage_of_the_paper_writes_whole():
     ]
     texts = [sentence.text for sentence in candidate_sentences(references)]
     assert "The English language filter reduces GROBID parsing errors." in texts
+
+
+def test_a_quote_joins_a_word_whose_piece_after_the_break_is_no_word():
+    text = "We search over an equal-sized grid of hyperpa-\nrameters. A leader then re-\nverts to follower state."
+    reference = Reference(n=1, paper_id=1, title="Corpus", page=7, text=text, score=0.9)
+    texts = [sentence.text for sentence in candidate_sentences([reference])]
+    assert texts == ["We search over an equal-sized grid of hyperparameters.", "A leader then reverts to follower state."]
