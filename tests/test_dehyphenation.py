@@ -57,4 +57,7 @@ def test_a_quote_joins_a_word_whose_piece_after_the_break_is_no_word():
     text = "We search over an equal-sized grid of hyperpa-\nrameters. A leader then re-\nverts to follower state."
     reference = Reference(n=1, paper_id=1, title="Corpus", page=7, text=text, score=0.9)
     texts = [sentence.text for sentence in candidate_sentences([reference])]
-    assert texts == ["We search over an equal-sized grid of hyperparameters.", "A leader then reverts to follower state."]
+    assert texts == [
+        "We search over an equal-sized grid of hyperparameters.",
+        "A leader then reverts to follower state.",
+    ]
