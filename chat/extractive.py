@@ -167,8 +167,12 @@ class Sentence:
         its column's name when the header has one per cell ("Dedupe 41" under "System Minutes" ->
         "Dedupe 41 Minutes System Minutes"), so that a cell reads in its column's unit, and with
         its table's caption."""
-        row = f"{_with_column_names(self.text, self.context)} {self.context}" if self.context else self.text
-        return f"{row} {self.caption}" if self.caption else row
+        return f"{self._row} {self.caption}" if self.caption else self._row
+
+    @property
+    def _row(self) -> str:
+        """The text with, for a table row, its cells' column names and its header line."""
+        return f"{_with_column_names(self.text, self.context)} {self.context}" if self.context else self.text
 
     @property
     def readings(self) -> tuple[str, ...]:
@@ -176,10 +180,9 @@ class Sentence:
         of a captioned table the row, its header and its caption one to a line, which says what
         the cells measure ("Paper clustering 0.93 0.89" is an accuracy by "Table 6: Accuracy of
         paper clustering ..."); the caption's own numbers ("Table 6") are no cells."""
-        row = f"{_with_column_names(self.text, self.context)} {self.context}" if self.context else self.text
         if not self.caption:
-            return (row,)
-        return (row, "\n".join(filter(None, (self.text, self.context, self.caption))))
+            return (self._row,)
+        return (self._row, "\n".join(filter(None, (self.text, self.context, self.caption))))
 
 
 @dataclass(frozen=True)
@@ -2062,9 +2065,7 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
         return new_name and (near or len(key & text_terms) >= min(2, len(key)))
     if _WHY.search(analysis.query) and not _REASON.search(text):
         return False  # "Quorbits are small rings." names the thing but gives no reason for it
-    use = _ASKS_USE.match(analysis.query) or _ASKS_USE_BY.match(analysis.query)
-    # The thing used, without where it is ("a double barrier in ZooKeeper": the barrier).
-    used = terms(re.sub(r"\s+(?:in|of|on|at|from|by|with)\s.*$", "", use["thing"])) if use is not None else []
+    used = terms(asked_use(analysis.query))
     if used and kind == AnswerType.OTHER and used[-1] not in text_terms:
         return False  # "What does the pipeline use GROBID for?" is not stated by "The output of this pipeline ..."
     head = asked_head(analysis.query) if kind in (AnswerType.OTHER, AnswerType.DEFINITION) else ""
@@ -2189,6 +2190,13 @@ def _answer_type_fit(text: str, analysis: QuestionAnalysis, question_terms: set[
 _ASKS_USE = re.compile(r"^\W*what\s+(?:is|are|was|were)\s+(?:the\s+)?(?P<thing>[^?]+?)\s+used\s+for\b", re.I)
 # "What does the pipeline use GROBID for?": the same, with who uses it.
 _ASKS_USE_BY = re.compile(r"^\W*what\s+(?:does|do|did)\s+.+?\s+use\s+(?:the\s+)?(?P<thing>[^?]+?)\s+for\b", re.I)
+
+
+def asked_use(question: str) -> str:
+    """The thing *question* asks the use of, without where it is ("What is a double barrier in
+    ZooKeeper used for?" -> "a double barrier"); "" for a question of another form."""
+    use = _ASKS_USE.match(question) or _ASKS_USE_BY.match(question)
+    return re.sub(r"\s+(?:in|of|on|at|from|by|with)\s.*$", "", use["thing"]) if use is not None else ""
 
 
 def states_use(text: str, thing: str) -> bool:

@@ -1812,9 +1812,8 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
     ]
     own_words += _WHAT_DOES_DO.findall(text)  # "What does it do?": "do" is its verb, not a stand-in
     bare = _BARE_WH.match(question)
-    if (
-        not own_terms and not own_words
-    ) or bare:  # "And Bigtable?", "What about the other one?", "Why?": the previous question
+    # "And Bigtable?", "What about the other one?", "Why?", "Why so low?": the previous question.
+    if bare or not (own_terms or own_words):
         query = _swap_papers(previous.query, new_papers, papers) if new_papers else previous.query
         if bare is not None:
             query = _asked_again(query, bare["wh"])
