@@ -110,6 +110,16 @@ def pytest_configure(config):
 
 
 @pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
+    """Each test run gets its own PostgreSQL test database, "test_<name>_<pid>": two runs on one
+    machine (two clones, or CI beside a developer's run) no longer create, use and drop the same
+    "test_<name>" (the second failed every test with "database already exists")."""
+    for database in settings.DATABASES.values():
+        if database["ENGINE"].endswith("postgresql") and not database.get("TEST", {}).get("NAME"):
+            database.setdefault("TEST", {})["NAME"] = f"test_{database['NAME']}_{os.getpid()}"
+
+
+@pytest.fixture(scope="session")
 def django_db_setup(django_db_setup, django_db_blocker):
     """pytest-django's test database, whose teardown first ends the connections threads of this
     session left open on it (an answer pool's worker keeps its own): PostgreSQL refuses to drop a
