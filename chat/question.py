@@ -1476,6 +1476,7 @@ _FRAGMENT = re.compile(
     r"without|using|given)\b(?!\s+(?:which|what|whom|whose|how)\b)[^?]*?)[?.!]*\s*$",
     re.IGNORECASE,
 )
+_ENDS_ON_PREPOSITION = re.compile(r"\b(?:over|on|in|at|with|for|from|by|under|to|of|about|into)\s*$", re.IGNORECASE)
 # "On what hardware?", "In which year?": the previous question again, asking for that.
 _PREPOSITION_WH = re.compile(
     r"^\W*(?:and\s+|so\s+)?(?P<prep>on|in|at|with|for|from|by|under|during|through)\s+(?P<wh>what|which)\s+"
@@ -1728,7 +1729,10 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
         )
     asked_how = _PREPOSITION_WH.match(question)
     previous_clause = _WH_CLAUSE.match(previous.query) if asked_how is not None else None
-    if asked_how is not None and previous_clause is not None and not named_papers(question, papers):
+    # Not where the previous question ends on a preposition of its own ("How many runs are the
+    # results averaged over?"): "On what hardware?" then asks something else.
+    ends_open = previous_clause is not None and _ENDS_ON_PREPOSITION.search(previous_clause["rest"]) is not None
+    if asked_how is not None and previous_clause is not None and not ends_open and not named_papers(question, papers):
         # "On what hardware?" after "How long was S2ORC-SciBERT pretrained?": "On what hardware was
         # S2ORC-SciBERT pretrained?"
         head = f"{asked_how['prep'][:1].upper()}{asked_how['prep'][1:].lower()} {asked_how['wh'].lower()}"

@@ -768,6 +768,8 @@ def test_it_and_the_other_after_a_question_about_two_papers_are_those_two_in_tur
             "In which year?",
             "In which year was the lock service first deployed?",
         ),
+        # Not after a question that ends on a preposition of its own: that asks something else.
+        ("How many runs are the results averaged over?", "On what hardware?", "On what hardware?"),
     ],
 )
 def test_a_bare_question_word_asks_the_previous_question_with_it(previous, follow_up, query):
