@@ -2179,7 +2179,7 @@ def _answer_type_fit(text: str, analysis: QuestionAnalysis, question_terms: set[
     if _ASKS_CONDITION.match(analysis.query):
         # "When are processes allowed to enter the barrier?": "Processes can enter the barrier when ..."
         return 1.0 if _STATES_CONDITION.search(text) else 0.0
-    use = _ASKS_USE.match(analysis.query) or _ASKS_USE_BY.match(analysis.query)
+    use = _use_asked(analysis.query)
     if use is not None:
         # "What is GROBID used for?": "We then use GROBID to process each PDF."
         return 1.0 if states_use(text, use["thing"]) else 0.0
@@ -2192,10 +2192,15 @@ _ASKS_USE = re.compile(r"^\W*what\s+(?:is|are|was|were)\s+(?:the\s+)?(?P<thing>[
 _ASKS_USE_BY = re.compile(r"^\W*what\s+(?:does|do|did)\s+.+?\s+use\s+(?:the\s+)?(?P<thing>[^?]+?)\s+for\b", re.I)
 
 
+def _use_asked(question: str) -> re.Match[str] | None:
+    """*question* read as asking what a thing is used for (`_ASKS_USE`, `_ASKS_USE_BY`), or None."""
+    return _ASKS_USE.match(question) or _ASKS_USE_BY.match(question)
+
+
 def asked_use(question: str) -> str:
     """The thing *question* asks the use of, without where it is ("What is a double barrier in
     ZooKeeper used for?" -> "a double barrier"); "" for a question of another form."""
-    use = _ASKS_USE.match(question) or _ASKS_USE_BY.match(question)
+    use = _use_asked(question)
     return re.sub(r"\s+(?:in|of|on|at|from|by|with)\s.*$", "", use["thing"]) if use is not None else ""
 
 

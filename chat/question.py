@@ -1476,7 +1476,6 @@ _FRAGMENT = re.compile(
     r"without|using|given)\b(?!\s+(?:which|what|whom|whose|how)\b)[^?]*?)[?.!]*\s*$",
     re.IGNORECASE,
 )
-_ENDS_ON_PREPOSITION = re.compile(r"\b(?:over|on|in|at|with|for|from|by|under|to|of|about|into)\s*$", re.IGNORECASE)
 # "On what hardware?", "In which year?": the previous question again, asking for that.
 _PREPOSITION_WH = re.compile(
     r"^\W*(?:and\s+|so\s+)?(?P<prep>on|in|at|with|for|from|by|under|during|through)\s+(?P<wh>what|which)\s+"
@@ -1522,7 +1521,8 @@ def _with_condition(previous: str, phrase: str) -> str:
         if twin is not None:
             return previous[: twin.start()] + numbered.group(0) + previous[twin.end() :]
     body = previous.rstrip(" ?.!")
-    preposition = re.match(r"(?:on|in|at|for|under|during|using)\b", phrase.strip(), re.IGNORECASE)
+    # (A closing condition, "under"/"during"/"when" ..., is replaced below, whatever its word.)
+    preposition = re.match(r"(?:on|in|at|for|using)\b", phrase.strip(), re.IGNORECASE)
     closing = re.search(rf"\s+{preposition.group()}\s+[^?,;]*$", body, re.IGNORECASE) if preposition else None
     if closing is not None:
         # "What is the F1 on ChemProt?" + "on ACL-ARC": the new phrase in place of the old one.
@@ -1731,7 +1731,8 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
     previous_clause = _WH_CLAUSE.match(previous.query) if asked_how is not None else None
     # Not where the previous question ends on a preposition of its own ("How many runs are the
     # results averaged over?"): "On what hardware?" then asks something else.
-    ends_open = previous_clause is not None and _ENDS_ON_PREPOSITION.search(previous_clause["rest"]) is not None
+    last = previous_clause["rest"].split()[-1:] if previous_clause is not None else []
+    ends_open = bool(last) and last[0].casefold() in _PREPOSITIONS
     if asked_how is not None and previous_clause is not None and not ends_open and not named_papers(question, papers):
         # "On what hardware?" after "How long was S2ORC-SciBERT pretrained?": "On what hardware was
         # S2ORC-SciBERT pretrained?"
