@@ -1280,6 +1280,10 @@ def asked_phrase(question: str) -> list[str]:
     if counted is not None and counted["noun"].casefold() in _COUNTED_ASKING:
         # "How many papers are in S2ORC?" counts papers, though "papers" mostly names the papers asked.
         return terms(counted["noun"])
+    phrase = _HOW_MANY_X.search(question)
+    if phrase is not None and phrase[1].split()[-1].casefold() in _COUNTED_ASKING:
+        # "How many S2ORC papers have DOIs?" counts papers, which the name before them qualifies.
+        return [t for t in terms(phrase[1]) if t not in _ASKING] + terms(phrase[1].split()[-1])
     patterns = (_HOW_MANY_X, _FIGURE_OF_X, _WHAT_X, _WHAT_AUX_X, _WHICH_X)
     return next((f for f in _asked_phrases(question, patterns) if f), [])
 
@@ -2020,6 +2024,13 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
         if measure in ("count", ""):
             # A bare number says nothing of what it counts: it must stand by the asked thing's words.
             near = near and number_attached(text, measure, asked) and states_rate(text, analysis.query)
+        if in_its_unit or as_bound:
+            # "What 99th percentile latency did the benchmark show?" is not answered by "... typically
+            # less than one second ...": a figure in the asked unit stands for the asked measure only
+            # beside the words that say which one it is (the asked phrase's other words).
+            named = asked_phrase(analysis.query)
+            which = [t for t in named if t not in _MEASURES | _BOUND_TERMS] if _MEASURES & set(named) else []
+            in_its_unit = in_its_unit and (not which or bool(with_classes(text_terms, which) & set(which)))
         return (near and fit >= 0.5) or ((in_its_unit or as_bound) and bool(key & text_terms))
     if kind == AnswerType.ENTITY:
         who = _WHO_DID.match(analysis.query)

@@ -1209,6 +1209,36 @@ def test_a_number_in_the_unit_of_the_measure_asked_for_answers_the_question(ques
     assert answer.status == Status.ANSWERED
 
 
+def test_a_figure_in_the_asked_unit_must_stand_by_the_words_that_say_which_measure():
+    question = "What 99th percentile latency did the random-read benchmark show?"
+    passage = (
+        "Rebalancing is throttled to reduce the number of tablet movements (a tablet is unavailable for a "
+        "short time, typically less than one second, when it is moved), and the benchmark generates load."
+    )
+    assert scored_answer([reference(1, 1, passage)], question).status == Status.NOT_STATED
+    stated = "In the random-read benchmark the 99th percentile latency was 18 ms."
+    assert scored_answer([reference(1, 1, stated)], question).status == Status.ANSWERED
+    # An asked phrase that names no measure does not narrow it: "for how long" is the time asked.
+    hardware = "What hardware was the model pretrained on, and for how long?"
+    assert asked_terms(hardware) == ["hardwar"]
+    trained = "The model is pretrained from scratch on a single accelerator board for one week."
+    assert scored_answer([reference(1, 1, trained)], hardware).status != Status.NOT_STATED
+
+
+def test_a_count_of_papers_qualified_by_a_name_counts_papers():
+    assert asked_terms("How many Zorblax papers have DOIs?") == ["zorblax", "paper"]
+    # The paper named is the one the passages come from: its name is no term a row must repeat.
+    question = "How many Zorblax papers have DOIs?"
+    analysis = analyse_question(question, history=(), papers=[PaperRef(1, "Zorblax: An Open Corpus", "Kim Lo")])
+    refs = [
+        reference(1, 1, "Zorblax links citations to 81.1M paper nodes.", title="Zorblax: An Open Corpus"),
+        reference(1, 5, "Total papers 81.1M\nPapers w/ DOIs 52.2M (64.3%)", title="Zorblax: An Open Corpus"),
+    ]
+    answer = extractive_answer(analysis.query, refs, analysis=analysis)
+    assert answer.status == Status.ANSWERED
+    assert "52.2M" in answer.text
+
+
 def test_a_comparison_naming_a_thing_no_passage_mentions_answers_the_rest_and_says_what_is_missing():
     refs = [
         reference(1, 1, "Raft uses randomized election timeouts to ensure that split votes are rare.", title="Raft"),
