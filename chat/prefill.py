@@ -12,6 +12,7 @@ vectors of their own (their vector is the sum of their sentences').
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from typing import Any
 
 from django.conf import settings
@@ -19,6 +20,7 @@ from django.conf import settings
 from chat.extractive import candidate_sentences
 from indexing import store
 from indexing.embedding_cache import sentence_embeddings
+from indexing.embeddings import configured_model_name
 from indexing.retrieval import Reference, paper_versions
 from papers.models import Paper
 
@@ -43,6 +45,22 @@ def prefill_sentence_embeddings(*, paper: Paper) -> int:
     embedded = sentence_embeddings.store_missing(texts)
     logger.info("Paper %s: %s candidate sentences, %s embedded now", paper.pk, len(texts), embedded)
     return embedded
+
+
+def prefill_papers(*, papers: Iterable[Paper]) -> dict[int, int]:
+    """Re-fill the stored sentence vectors of the ready papers among *papers* (those indexed for the
+    configured embedding model; others are left out): for each, `prefill_sentence_embeddings`.
+    After a change to how chunks split into sentences (`candidate_sentences`), a paper's new
+    sentences have no stored vector until an answer embeds them, and the re-ranking of retrieval
+    (`indexing.retrieval`) goes without them meanwhile; this closes that gap without re-indexing.
+    Returns paper id -> sentences embedded now (0 when all were stored), in paper id order.
+    Raises ChunkStoreError, EmbeddingError."""
+    model = configured_model_name()
+    ready = sorted(
+        (p for p in papers if p.index_status == Paper.IndexStatus.READY and p.embedding_model == model),
+        key=lambda p: p.pk,
+    )
+    return {paper.pk: prefill_sentence_embeddings(paper=paper) for paper in ready}
 
 
 def prefill_on_index(sender: Any, *, paper: Paper, **kwargs: Any) -> None:

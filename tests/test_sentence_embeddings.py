@@ -2,12 +2,14 @@
 `sentenceembeddings`, pre-filled when a paper is indexed, with the real local model and the
 embedded chunk index."""
 
+import io
 import json
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+from django.core.management import CommandError, call_command
 
 from chat.prefill import paper_candidate_texts
 from chat.services import answer_question
@@ -15,6 +17,7 @@ from indexing import embedding_cache, store
 from indexing.embedding_cache import SentenceEmbeddingCache, sentence_embeddings
 from indexing.embeddings import get_embedder
 from tests.conftest import PAXOS_PAGES, RAFT_PAGES
+from tests.support.indexing import closed_port_uri, new_paper
 from tests.support.live_server import ROOT, embedded_env
 
 pytestmark = pytest.mark.django_db
@@ -141,6 +144,38 @@ def test_no_prefill_when_it_is_turned_off(alice, indexed_paper, settings):
     settings.SENTENCE_EMBEDDING_PREFILL = False
     paper = indexed_paper(alice, PAXOS_PAGES, title="Paxos")
     assert store.load_sentence_embeddings(paper.embedding_model, paper_candidate_texts(paper)) == {}
+
+
+def test_prefill_sentences_stores_what_ready_papers_lack_once_and_skips_papers_not_ready(
+    alice, indexed_paper, settings, counting
+):
+    # Vectors missing as after an upgrade that splits passages into new sentences.
+    settings.SENTENCE_EMBEDDING_PREFILL = False
+    paper = indexed_paper(alice, RAFT_PAGES, title="Raft")
+    pending = new_paper(alice, PAXOS_PAGES, title="Paxos")
+    texts = paper_candidate_texts(paper)
+    assert store.load_sentence_embeddings(paper.embedding_model, texts) == {}
+    out = io.StringIO()
+
+    call_command("prefill_sentences", stdout=out)
+
+    assert set(store.load_sentence_embeddings(paper.embedding_model, texts)) == set(texts)
+    assert f"paper {paper.pk}: {len(texts)} sentence(s) embedded" in out.getvalue()
+    assert f"paper {pending.pk}:" not in out.getvalue()  # pending: nothing to split yet
+    assert sum(counting.calls) == len(texts)
+    out = io.StringIO()
+    call_command("prefill_sentences", "--paper", str(paper.pk), stdout=out)
+    assert sum(counting.calls) == len(texts)  # nothing embedded twice
+    assert "Done 1 ready paper(s): 0 sentence(s) embedded" in out.getvalue()
+
+
+def test_prefill_sentences_without_the_chunk_index_is_a_clear_command_error(alice, indexed_paper, settings):
+    indexed_paper(alice, RAFT_PAGES, title="Raft")
+    settings.MONGODB_URI, settings.MONGODB_TIMEOUT_MS = closed_port_uri(), 200
+    store.reset_client()
+
+    with pytest.raises(CommandError, match="MongoDB server of MONGODB_URI is not reachable"):
+        call_command("prefill_sentences", stdout=io.StringIO())
 
 
 def test_an_answer_reads_its_sentences_from_the_prefilled_cache_unchanged(
