@@ -279,7 +279,9 @@ _SIGNPOST = re.compile(
     r"^(?:the |in the |this |in this )?(?:previous|next|following|preceding|remaining|this) (?:sections?|chapters?)\b|"
     r"^(?:see )?(?:sections?|§)\s*\d|\b(?:sections?|chapters?|§)\s*[\d.]*\s*(?:briefly |then |now )?"
     r"(?:describe|present|discuss|explain|complete|introduce|cover|summari[sz]e|show)[sd]?\b|"
-    r"\b(?:figures?|fig\.|tables?)\s*\d+\s+(?:sum-?mari[sz]es|lists|shows|gives|presents|illustrates|depicts)\b|"
+    # "Figure 2 summarizes the algorithm.", not "... the mean Raft score was 25.7; Figure 13 shows
+    # their individual scores.", whose figure closes a sentence that states a result of its own.
+    r"^(?:as\s+)?(?:figures?|fig\.|tables?)\s*\d+\s+(?:sum-?mari[sz]es|lists|shows|gives|presents|illustrates|depicts)\b|"
     # "In this paper, we describe the construction of S2ORC (§2)."
     r"\bwe (?:describe|present|discuss|detail|outline)\b.*\((?:§|sections?)\s*\d[\d.]*\)\W*$|"
     # "Details for these steps are provided below.", "We describe each step below.": a pointer
@@ -299,8 +301,9 @@ _CELL = r"[-+±]?\(?\d[\d.,]*[kKMB]?%?\)?[†‡*]?"
 # A table row: a label, then at least two numeric cells ("Marlin 0.850 0.760 0.802", "Papers w/
 # DOIs 52.2M (64.3%)").
 _TABLE_ROW = re.compile(rf"^(?=.*[^\W\d_])[^\n]{{1,80}}?(?:\s+{_CELL}){{2,}}\s*$")
-# A row of a two-column table: a label without commas, then one numeric cell ("Dedupe 41").
-_PAIR_ROW = re.compile(rf"^(?=.*[^\W\d_])[^,.;:!?]{{1,60}}?\s{_CELL}\s*$")
+# A row of a two-column table: a label without commas, then one numeric cell, maybe with its unit
+# ("Dedupe 41", "Average job completion time 634 secs").
+_PAIR_ROW = re.compile(rf"^(?=.*[^\W\d_])[^,.;:!?]{{1,60}}?\s{_CELL}(?:\s[A-Za-z]{{1,5}})?\s*$")
 
 
 def table_rows(lines: Sequence[str]) -> set[int]:
@@ -2425,20 +2428,23 @@ def _overlaps(a: Sentence, b: Sentence) -> bool:
 
 
 def _without_repeats(chosen: Sequence[Scored]) -> list[Scored]:
-    """*chosen* with each sentence quoted once: overlapping chunks hold the same sentences, so two
-    windows from two passages may share one ("A. S." and "S. B."); the later quote keeps only what
-    is new ("B."), and a quote with nothing new goes."""
+    """*chosen* with each sentence of a paper quoted once: overlapping chunks hold the same
+    sentences, so two windows from two passages may share one ("A. S." and "S. B."); the later
+    quote keeps only what is new ("B."), and a quote with nothing new goes. The same sentence in
+    two papers is two papers' evidence (Bigtable and MapReduce describe one benchmark network in
+    the same words), quoted for each."""
     out: list[Scored] = []
-    said: set[str] = set()
+    said: set[tuple[int, str]] = set()
     for s in chosen:
         sentences = split_sentences(s.candidate.text) if s.candidate.kind != "line" else [s.candidate.text]
-        new = [sentence for sentence in sentences if sentence not in said]
+        paper = s.candidate.paper_id
+        new = [sentence for sentence in sentences if (paper, sentence) not in said]
         if not new:
             continue
         if len(new) < len(sentences):
             kind = s.candidate.kind if len(new) > 1 else "sentence"
             s = replace(s, candidate=replace(s.candidate, text=" ".join(new), parts=len(new), kind=kind))
-        said.update(sentences)
+        said.update((paper, sentence) for sentence in sentences)
         out.append(s)
     return out
 

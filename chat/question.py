@@ -602,6 +602,13 @@ _SURNAME_PARTICLES = r"(?:(?:van|von|de|der|den|da|di|du|la|le|del|dos|ten|ter)\
 _COAUTHORS = r"(?:,\s*[A-Z][\w'\u2019-]+){0,4},?\s+(?:and|&)\s+[A-Z][\w'\u2019-]+(?=['\u2019]s\b|[^\w'\u2019-]|$)"
 
 
+# Months and days: words a question capitalises whatever they mean.
+_CALENDAR_WORDS = frozenset(
+    "January February March April May June July August September October November December "
+    "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
+)
+
+
 def _name_pattern(name: str, *, case_sensitive: bool, particles: bool = False) -> re.Pattern[str]:
     words = r"\s+".join(re.escape(word) for word in name.split())
     coauthors = f"(?P<coauthors>{_COAUTHORS})?" if particles else ""
@@ -625,7 +632,12 @@ def _patterns(paper: PaperRef) -> list[re.Pattern[str]]:
         plain = " " not in name and name[:1].isupper() and name[1:].islower()
         patterns.append(_name_pattern(name, case_sensitive=plain))
     name = surname(paper.first_author)
-    if len(name) >= 3:
+    if name in _CALENDAR_WORDS:
+        # A surname that is a month or a day ("August") names the paper only in a citation's form:
+        # "in August 2004" is a date; "August et al." and "August's paper" are the paper.
+        cited = rf"(?:{_ET_AL}|['\u2019]s\s+(?:paper|article|work|study))(?:\s+(?:paper|article|work))?"
+        patterns.append(re.compile(rf"(?<![\w-]){name}{cited}"))
+    elif len(name) >= 3:
         patterns.append(_name_pattern(name, case_sensitive=True, particles=True))
     elif len(name) == 2 and name[0].isupper():
         # A two-letter surname ("Lo") is too common a word alone; "Lo et al." names the paper.
@@ -984,8 +996,10 @@ class _Resolved:
 # "Why?", "And how?", "Why so?": the previous question asked again with another question word.
 _BARE_WH = re.compile(
     r"^\s*(?:(?:and|but|so)\s+)?(?P<wh>why|how|(?:by\s+)?how\s+(?:much|many|long|often|far))"
+    # "Why is it that low?", "Why is that so high?": the pronoun is the previous answer's figure.
+    r"(?:(?<=why)\s+(?:is|are|was|were)\s+(?:it|that|this|they|these|those))?"
     # "Why so?", "Why so low?": the degree is the previous answer's, asked about again.
-    r"(?:\s+so(?:\s+(?:low|high|slow|fast|few|many|much|little|large|small|big|long|short|often|rare|bad|good))?)?"
+    r"(?:\s+(?:so|that)(?:\s+(?:low|high|slow|fast|few|many|much|little|large|small|big|long|short|often|rare|bad|good))?)?"
     r"\s*[?.!]*\s*$",
     re.I,
 )
@@ -1506,6 +1520,25 @@ def _shares_terms(phrase: str, previous: str, papers: Sequence[PaperRef]) -> boo
 _NUMBERED = re.compile(r"\b(?P<noun>[A-Za-z][\w-]*)\s+(?P<label>\d+[a-z]?)\b")
 
 
+# A fragment's phrase of a preposition, an article, a word or two and a noun: "on the Paxos quiz".
+_TWIN_FORM = re.compile(
+    r"\s*(?P<lead>(?:on|in|at|for|from|with|during|under)\s+(?:the|a|an)\s+)(?:[\w-]+\s+){1,2}(?P<noun>[a-z][\w-]*)\s*",
+    re.IGNORECASE,
+)
+
+
+def _twin_phrase(previous: str, phrase: str) -> re.Match[str] | None:
+    """Where *previous* has a phrase of the same form as the fragment's *phrase* ("on the Raft
+    quiz" for "on the Paxos quiz"): its preposition and article, other words, the same last noun;
+    None when it has none."""
+    form = _TWIN_FORM.fullmatch(phrase)
+    if form is None:
+        return None
+    lead = r"\s+".join(re.escape(word) for word in form["lead"].split())
+    twin = re.search(rf"\b{lead}\s+(?:[\w-]+\s+){{1,2}}?{re.escape(form['noun'])}\b", previous, re.IGNORECASE)
+    return twin if twin is not None and twin.group(0).casefold() != phrase.strip().casefold() else None
+
+
 def _with_condition(previous: str, phrase: str) -> str:
     """*previous* (a standalone question) asked under the condition *phrase* of a fragment
     follow-up: a numbered thing the phrase names replaces its twin ("... to run phase 1 (the view
@@ -1520,6 +1553,10 @@ def _with_condition(previous: str, phrase: str) -> str:
         )
         if twin is not None:
             return previous[: twin.start()] + numbered.group(0) + previous[twin.end() :]
+    twin = _twin_phrase(previous, phrase)
+    if twin is not None:
+        # "... the mean score on the Raft quiz in the user study?" + "on the Paxos quiz": in its place.
+        return previous[: twin.start()] + phrase.strip() + previous[twin.end() :]
     body = previous.rstrip(" ?.!")
     # (A closing condition, "under"/"during"/"when" ..., is replaced below, whatever its word.)
     preposition = re.match(r"(?:on|in|at|for|using)\b", phrase.strip(), re.IGNORECASE)
@@ -1744,6 +1781,10 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
     # A fragment may name a paper the previous question named ("And for people who had already taken
     # the Paxos quiz?" after a question about the Raft and Paxos exams); another paper is a question of its own.
     named_anew = set(named_papers(question, papers)) - set(named_papers(previous.query, papers))
+    if fragment is not None and named_anew and _twin_phrase(previous.query, fragment["phrase"]) is not None:
+        # "And on the Paxos quiz?" after "What was the mean score on the Raft quiz?": the name says
+        # which quiz, in place of its twin, not which paper.
+        named_anew = set()
     if fragment is not None and not named_anew and not _PAPER_REFERENCE.search(question):
         query = _with_condition(previous.query, fragment["phrase"])
         if previous.focus and not named_papers(query, papers):  # the condition replaced named the paper

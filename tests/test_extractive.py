@@ -1172,6 +1172,8 @@ def test_sentences_about_the_papers_own_sections_and_figures_are_signposts(text)
         "The master executes the following steps at startup. (1) The master grabs a unique lock.",
         # How many it announces is a fact: "How many phases does Paxos have?"
         "Putting them together, the algorithm operates in the following two phases.",
+        # A figure that closes a sentence stating a result of its own.
+        "Participants scored 4.9 points higher on average (the mean score was 25.7); Figure 13 shows each score.",
     ],
 )
 def test_a_sentence_that_cites_a_section_while_stating_a_fact_is_no_signpost(text):
@@ -1906,6 +1908,27 @@ def test_a_two_column_tables_row_answers_in_its_columns_unit():
     assert "“System Minutes” [1]\n" in answer.text
     assert "“Dedupe 41” [1]" in answer.text
     assert answer.status == Status.ANSWERED
+
+
+def test_a_two_column_tables_row_may_give_its_unit_in_each_cell():
+    page = (
+        "Table 1: Jobs run in August 2004\nNumber of jobs 29,423\nAverage job completion time 634 secs\n"
+        "Machine days used 79,186 days\nInput data read 3,288 TB"
+    )
+    answer = scored_answer([reference(1, 1, page)], "What was the average job completion time in August 2004?")
+    assert "“Average job completion time 634 secs” [1]" in answer.text
+    assert answer.status == Status.ANSWERED
+
+
+def test_one_sentence_in_two_papers_is_quoted_for_each():
+    said = "The machines were arranged in a two-level tree-shaped network with 100-200 Gbps at the root."
+    refs = [reference(1, 1, said, title="Tablestore", page=8), reference(2, 2, said, title="MapFold", page=8)]
+    papers = [PaperRef(1, "Tablestore: Structured Storage", "Fay Chang"), PaperRef(2, "MapFold: Batch Jobs", "J Dean")]
+    question = "How much bandwidth was available at the root of the network in the Tablestore and MapFold clusters?"
+    analysis = analyse_question(question, history=(), papers=papers)
+    answer = extractive_answer(analysis.query, refs, analysis=analysis)
+    cited = {n for sentence in answer.sentences if "100-200 Gbps" in sentence.text for n in sentence.citations}
+    assert cited == {1, 2}
 
 
 def test_a_lone_label_and_number_is_no_table_row():

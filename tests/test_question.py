@@ -378,6 +378,19 @@ def test_a_paper_named_only_by_its_first_authors_surname_is_focused(question, na
     assert "et" not in analysis.key_terms and "al" not in analysis.key_terms
 
 
+@pytest.mark.parametrize(
+    ("question", "named"),
+    [
+        ("What was the average completion time of jobs at Google in August 2004?", ()),
+        ("What did August et al. find about medical papers?", (9,)),
+        ("What does August's paper say about gists?", (9,)),
+    ],
+)
+def test_a_surname_that_is_a_month_names_the_paper_only_in_a_citations_form(question, named):
+    plain = PaperRef(9, "Plainly Put: Making Medical Research Papers Approachable", "Tal August", 2022)
+    assert analyse_in([plain, GFS], question).named_paper_ids == named
+
+
 ZOOKEEPER_BY_HUNT = PaperRef(9, "ZooKeeper: Wait-free coordination for Internet-scale systems", "Patrick Hunt", 2010)
 PAPERMAGE_BY_LO = PaperRef(10, "PaperMage: A Unified Toolkit for Scientific Documents", "Kyle Lo", 2023)
 
@@ -761,6 +774,17 @@ def test_it_and_the_other_after_a_question_about_two_papers_are_those_two_in_tur
             "Why so many?",
             "Why does GFS keep by default that many replicas?",
         ),
+        # ... also through a pronoun for it.
+        (
+            "How many replicas does GFS keep by default?",
+            "Why is that so many?",
+            "Why does GFS keep by default that many replicas?",
+        ),
+        (
+            "What is the aggregate write limit in the GFS micro-benchmarks?",
+            "Why is it that low?",
+            "Why is the aggregate write limit in the GFS micro-benchmarks?",
+        ),
         # A question word after a preposition: the previous question, asking for that.
         ("How long was NightBERT pretrained?", "On what hardware?", "On what hardware was NightBERT pretrained?"),
         (
@@ -941,6 +965,13 @@ def test_a_rewrite_calls_a_paper_whose_short_name_another_shares_by_its_title():
             "And for people who had already taken the Paxos quiz?",
             "How many points higher did the model predict on the Raft exam than on the Paxos exam for people who "
             "had already taken the Paxos quiz?",
+        ),
+        (
+            # A name in a phrase of the same form as one of the previous question's says which thing
+            # (which quiz), in place of its twin; it asks nothing of another paper.
+            "What was the mean score on the Raft quiz in the user study?",
+            "And on the Paxos quiz?",
+            "What was the mean score on the Paxos quiz in the user study?",
         ),
     ],
 )
