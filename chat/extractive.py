@@ -393,31 +393,26 @@ def _math_runs(lines: Sequence[str]) -> set[int]:
     return found
 
 
-def _blocks(
-    text: str, seen_words: Collection[str] = (), marks: Collection[str] = ()
-) -> list[tuple[str, list[str], bool]]:
+def _blocks(text: str, seen_words: Collection[str] = (), marks: Collection[str] = ()) -> list[tuple[str, list[str]]]:
     """*text* cut at section-heading lines (`is_heading`, dropped) and at display math (dropped),
-    so neither is ever glued into a quote: `(folded block text, its raw lines, whether display
-    math ends it)`, dehyphenated, without the footnote *marks* (`without_footnote_marks`). A
-    script line inside a hyphenated word ("be-", "title", "tween") is dropped."""
-    blocks: list[tuple[list[str], bool]] = [([], False)]
+    so neither is ever glued into a quote: `(folded block text, its raw lines)`, dehyphenated,
+    without the footnote *marks* (`without_footnote_marks`). A script line inside a hyphenated
+    word ("be-", "title", "tween") is dropped."""
+    blocks: list[list[str]] = [[]]
     lines, footnotes = _without_footnotes(text.split("\n"))
     math = _math_runs(lines)
     for k, line in enumerate(lines):
         previous = lines[k - 1] if k else ""
         following = lines[k + 1] if k + 1 < len(lines) else ""
-        if k in math:
-            if blocks[-1][0]:
-                blocks[-1] = (blocks[-1][0], True)
-                blocks.append(([], False))
-        elif is_heading(line) or _is_unnumbered_heading(previous, line, following):
-            blocks.append(([], False))
+        if k in math or is_heading(line) or _is_unnumbered_heading(previous, line, following):
+            if blocks[-1]:
+                blocks.append([])
         elif not (_SCRIPT_LINE.match(line.strip()) and previous.rstrip().endswith("-") and following[:1].islower()):
-            blocks[-1][0].append(line)
-    blocks += [(note, False) for note in footnotes]
+            blocks[-1].append(line)
+    blocks += footnotes
     return [
-        (without_footnote_marks(dehyphenate("\n".join(lines), seen_words), marks), lines, math_after)
-        for lines, math_after in blocks
+        (without_footnote_marks(dehyphenate("\n".join(lines), seen_words), marks), lines)
+        for lines in blocks
         if "".join(lines).strip()
     ]
 
@@ -673,7 +668,7 @@ def candidate_sentences(references: Sequence[Reference], *, acknowledgements: bo
         title = " ".join(ref.title.split()).casefold() if len(ref.title) >= MIN_TITLE_BLOCK_CHARS else ""
         text = neutralise_paper_markers(ref.text)
         marks = marks_of[(ref.paper_id, ref.page)]
-        for b, (block, lines, math_after) in enumerate(_blocks(text, words_of[ref.paper_id], marks)):
+        for b, (block, lines) in enumerate(_blocks(text, words_of[ref.paper_id], marks)):
             # (position, text): a sentence keeps its place among all the block's sentences, so two
             # quotable sentences with an unquotable one between them are not adjacent (no window).
             splits = [piece for part in _SPLIT.split(block) for piece in _at_cut_words(part, counts_of[ref.paper_id])]
@@ -685,9 +680,11 @@ def candidate_sentences(references: Sequence[Reference], *, acknowledgements: bo
                 text = without_run_in_heading(whole)
                 # "... the harmonic mean between a Jaccard index and a containment metric:" before
                 # display math, or "... is reliable (but not necessarily FIFO):" before a bulleted
-                # list, is a whole sentence that introduces it.
+                # list, is a whole sentence that introduces it; so is one that closes its block ("We use
+                # the customary asynchronous, non-Byzantine model, in which:"), whose list is past the
+                # passage's end.
                 introduces = text.endswith(":") and (
-                    (math_after and k == len(splits) - 1) or (k + 1 < len(splits) and _bulleted(splits[k + 1]))
+                    k == len(splits) - 1 or (k + 1 < len(splits) and _bulleted(splits[k + 1]))
                 )
                 quotable = not _opens_with_cut_word(text, counts_of[ref.paper_id]) and (
                     is_quotable(text, acknowledgements=acknowledgements)
@@ -1235,7 +1232,9 @@ _PREPOSITION = r"(?:of|in|on|for|to|with|from|by|at|per|about|into|over|under|ac
 # Not a comparison ("how much smaller did the code become?" asks about the code, not "smaller").
 _HOW_MANY_X = re.compile(
     rf"\bhow (?:many|much)\s+(?!(?:[a-z]+er|more|less|fewer)\b)(.+?)(?:\s+{_AUX}\b"
-    rf"|\s+(?!{_PREPOSITION}\b)[a-z]+\s+(?:the|a|an|its|their|each|every|this|these)\b|\?|$)",
+    rf"|\s+(?!{_PREPOSITION}\b)[a-z]+\s+(?:the|a|an|its|their|each|every|this|these)\b"
+    # "How many women took part in ...?": a verb in the past tense ends it too.
+    rf"|\s+(?:took|had|got|made|gave|saw|ran|came|went|left|kept|[a-z]{{3,}}ed)\b|\?|$)",
     re.IGNORECASE,
 )
 _WHAT_X = re.compile(rf"\bwhat\s+(?!{_AUX}\b)(.+?)\s+{_AUX}\b", re.IGNORECASE)
@@ -1613,10 +1612,15 @@ _PEOPLE = frozenset(
     "respondent respondents annotator annotators worker workers interviewee interviewees subject subjects "
     "individual individuals child children adolescent adolescents teenager teenagers student students pupil "
     "pupils adult adults patient patients nurse nurses employee employees teacher teachers parent parents "
-    "infant infants man men woman women resident residents clinician clinicians physician physicians "
+    "infant infants resident residents clinician clinicians physician physicians "
     "doctor doctors reader readers researcher researchers expert experts sample samples cohort cohorts "
     "crowdworker crowdworkers upworker upworkers turker turkers".split()
 )
+
+# Women and men, each a class of its own: "How many women took part?" is answered by "14 female",
+# not by "24 participants" or "a patient".
+_WOMEN = frozenset(_stem(w) for w in "woman women female females girl girls".split())
+_MEN = frozenset(_stem(w) for w in "man men male males boy boys".split())
 
 
 # Words for funding a work: "Who funded X?" is answered by "This work was supported by ...".
@@ -1635,7 +1639,7 @@ _CHOOSING = frozenset(
 # "How many kinds of RPC ...?" is answered by "two types of RPCs".
 _KINDS = frozenset(_stem(w) for w in "kind kinds type types sort sorts".split())
 # Classes of words a question and its evidence may use interchangeably.
-_TERM_CLASSES = (_PEOPLE, _FUNDING, _CHOOSING, _KINDS)
+_TERM_CLASSES = (_PEOPLE, _WOMEN, _MEN, _FUNDING, _CHOOSING, _KINDS)
 # Words for a bound: "What maximum file size ...?" is qualified by "a limit on file size".
 _LIMITS = frozenset(_stem(w) for w in "maximum max limit limits cap caps ceiling bound bounds upper".split())
 
@@ -1663,6 +1667,8 @@ def term_classes(analysis: QuestionAnalysis) -> tuple[frozenset[str], ...]:
     key = set(key_stems(analysis))
     wanted = (
         (_PEOPLE, counts),
+        (_WOMEN, counts),
+        (_MEN, counts),
         (_FUNDING, asks_about_funding(analysis.query)),
         (_CHOOSING, bool(_CHOOSING & key)),
         (_KINDS, bool(_KINDS & key)),
@@ -1799,7 +1805,7 @@ def quantity_fit(text: str, measure: str, counted: Collection[str] = ()) -> floa
     if measure == "length" and _TEXT_LENGTH.search(text):
         return 1.0  # "How long is the specification?": "It is about 400 lines long"
     if measure == "count" and counted:
-        wanted = set(counted) | (_PEOPLE if _PEOPLE & set(counted) else set())
+        wanted = set(counted).union(*(people for people in (_PEOPLE, _WOMEN, _MEN) if people & set(counted)))
         if any(_stem(noun.casefold()) in wanted for noun in _WORD_COUNT.findall(text)):
             return 1.0
         if any(_stem(noun) in wanted for noun in _SYMBOLIC_COUNT.findall(text)):

@@ -1931,6 +1931,35 @@ def test_one_sentence_in_two_papers_is_quoted_for_each():
     assert cited == {1, 2}
 
 
+def test_how_many_women_is_answered_by_the_count_of_women_not_of_anyone():
+    assert asked_terms("How many women took part in the usability study?") == ["women"]
+    refs = [
+        reference(
+            1,
+            1,
+            "The usability study consisted of two parts, each about a patient with a particular diagnosis. "
+            "A total of 24 workers (9 male, 1 non-binary, and 14 female) participated in the study.",
+        )
+    ]
+    answer = scored_answer(refs, "How many women took part in the usability study?")
+    assert "14 female" in answer.sentences[0].text
+
+
+def test_a_sentence_that_closes_its_passage_on_a_colon_is_quoted():
+    refs = [
+        reference(
+            1,
+            4,
+            "Assume that agents can communicate with one another by sending messages. "
+            "We use the customary asynchronous, non-Byzantine model, in which:",
+            title="Paxos",
+        )
+    ]
+    answer = scored_answer(refs, "What failure model does the algorithm assume?")
+    assert "asynchronous, non-Byzantine model" in answer.text
+    assert answer.status == Status.ANSWERED
+
+
 def test_a_lone_label_and_number_is_no_table_row():
     refs = [reference(1, 1, "We ran it twice.\nFigure 2 shows 3\nThe rest is prose that ends here.")]
     assert all(c.text != "Figure 2 shows 3" for c in candidate_sentences(refs))
