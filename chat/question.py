@@ -2024,6 +2024,13 @@ _JOINT = re.compile(
 _DEFINITE_PAIR = re.compile(r"(?P<rest>(?:\s+(?-i:[a-z])[\w-]*){1,3})(?P<joint>\s+(?:and|or|versus|vs\.?)\s+)", re.I)
 
 
+# Between two names each in a phrase of the same form: "typical [Bigtable] row keys and typical
+# [Dynamo]" (the same modifier before each name).
+_PARALLEL_PAIR = re.compile(
+    r"(?P<rest>(?:\s+(?-i:[a-z])[\w-]*){1,4})(?P<joint>\s+(?:and|or|versus|vs\.?)\s+)(?P<mod>(?:[\w-]+\s+){0,2})", re.I
+)
+
+
 def conjunct_sides(query: str, papers: Sequence[PaperRef]) -> dict[int, str]:
     """For a question whose two papers each stand in a phrase of their own joined by "and", "or"
     or "versus" (both phrases opening with one preposition: "How many participants took part in
@@ -2055,6 +2062,19 @@ def conjunct_sides(query: str, papers: Sequence[PaperRef]) -> dict[int, str]:
             return {}
         first_start, first_end, second_start = first.start, definite.start("joint"), second.start
         second_end = second.end + words[-1].end()
+    elif (pair := _PARALLEL_PAIR.fullmatch(query, first.end, second.start)) is not None:
+        # "typical Bigtable row keys and typical Dynamo objects": the same modifier before each name,
+        # a phrase around each, the second to the end of its conjunct.
+        modifier = pair["mod"].split()
+        before = query[: first.start].split()
+        if not modifier or [w.casefold() for w in before[-len(modifier) :]] != [w.casefold() for w in modifier]:
+            return {}
+        first_start = first.start - len(" ".join(before[-len(modifier) :])) - 1
+        first_end, second_start = pair.start("joint"), pair.end("joint")
+        end = _CONJUNCT_END.search(query, second.end)
+        second_end = end.start() if end is not None else len(query)
+        if not query[second.end : second_end].strip():
+            return {}
     else:
         return {}
     head, tail = query[:first_start], query[second_end:]

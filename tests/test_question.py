@@ -527,6 +527,15 @@ def test_each_side_of_a_comparison_in_phrases_of_their_own_leaves_the_other_phra
         RAFT.paper_id: "How long did the Raft user study last?",
         CHUBBY.paper_id: "How long did the Chubby outage last?",
     }
+    # The same modifier before each name: each phrase to the end of its conjunct.
+    parallel = dict(analyse("How large are typical Bigtable row keys and typical GFS chunks?").paper_queries)
+    assert parallel == {
+        BIGTABLE.paper_id: "How large are typical Bigtable row keys?",
+        GFS.paper_id: "How large are typical GFS chunks?",
+    }
+    # Without one, the verb after the second phrase belongs to both: only the names are cut.
+    shared = dict(analyse("How do Bigtable row keys and GFS chunks differ in size?").paper_queries)
+    assert shared[GFS.paper_id] == "How do row keys and GFS chunks differ in size?"
 
 
 @pytest.mark.parametrize("question", ["Who are the authors of the paper?", "Where was the paper published?"])
