@@ -301,6 +301,9 @@ _CELL = r"[-+±]?\(?\d[\d.,]*[kKMB]?%?\)?[†‡*]?"
 # A table row: a label, then at least two numeric cells ("Marlin 0.850 0.760 0.802", "Papers w/
 # DOIs 52.2M (64.3%)").
 _TABLE_ROW = re.compile(rf"^(?=.*[^\W\d_])[^\n]{{1,80}}?(?:\s+{_CELL}){{2,}}\s*$")
+# A row of numbers only, three cells or more, whose first column is a number too ("5 240 7" under
+# "Cluster size Median latency (ms) Failed elections"): a row only in a run of two such lines.
+_NUMERIC_ROW = re.compile(rf"^{_CELL}(?:\s+{_CELL}){{2,}}\s*$")
 # A row of a two-column table: a label without commas, then one numeric cell, maybe with its unit
 # ("Dedupe 41", "Average job completion time 634 secs").
 _PAIR_ROW = re.compile(rf"^(?=.*[^\W\d_])[^,.;:!?]{{1,60}}?\s{_CELL}(?:\s[A-Za-z]{{1,5}})?\s*$")
@@ -308,13 +311,15 @@ _PAIR_ROW = re.compile(rf"^(?=.*[^\W\d_])[^,.;:!?]{{1,60}}?\s{_CELL}(?:\s[A-Za-z
 
 def table_rows(lines: Sequence[str]) -> set[int]:
     """The indexes of *lines* (whitespace folded) that are table rows: a label and two or more
-    numeric cells (`_TABLE_ROW`), or a label and one cell in a run of two or more such lines (a
-    two-column table: "Marlin 14", "Dedupe 41"; one line alone, "Figure 2 shows 3", is none)."""
+    numeric cells (`_TABLE_ROW`), or, in a run of two or more such lines, a label and one cell (a
+    two-column table: "Marlin 14", "Dedupe 41"; one line alone, "Figure 2 shows 3", is none) or
+    three numeric cells or more ("5 240 7")."""
     rows = {k for k, line in enumerate(lines) if _TABLE_ROW.match(line)}
-    pairs = [bool(_PAIR_ROW.match(line)) for line in lines]
-    for k, pair in enumerate(pairs):
-        if pair and ((k > 0 and pairs[k - 1]) or (k + 1 < len(pairs) and pairs[k + 1])):
-            rows.add(k)
+    for pattern in (_PAIR_ROW, _NUMERIC_ROW):
+        runs = [bool(pattern.match(line)) for line in lines]
+        for k, row in enumerate(runs):
+            if row and ((k > 0 and runs[k - 1]) or (k + 1 < len(runs) and runs[k + 1])):
+                rows.add(k)
     return rows
 
 
@@ -1714,7 +1719,8 @@ def number_attached(text: str, measure: str, asked: Collection[str], *, by_unit:
     `Sentence.readings` (its header and caption on the lines after it), a question with no asked
     terms, and, where the question names no measure, a number with a unit ("64 MB" for "How large are GFS chunks?"),
     unless not *by_unit*."""
-    if not asked or _TABLE_ROW.match(text.split("\n", 1)[0]):
+    first = text.split("\n", 1)[0]
+    if not asked or _TABLE_ROW.match(first) or _NUMERIC_ROW.match(first):
         return True
     units = next((fits for name, _, fits in _MEASURE_WORDS if name == measure), None)
     found = quantities(text)

@@ -1960,6 +1960,23 @@ def test_a_sentence_that_closes_its_passage_on_a_colon_is_quoted():
     assert answer.status == Status.ANSWERED
 
 
+RESULTS_PAGE = (
+    "2 Results\nTable 1: Election latency by cluster size\nCluster size Median latency (ms) Failed elections\n"
+    "3 180 2\n5 240 7\n7 310 19\nLarger clusters had more failed elections because split votes were more frequent."
+)
+
+
+def test_rows_of_numbers_only_are_rows_and_the_sentence_after_them_is_quoted():
+    # A table whose first column is a number too: its rows once ran into the caption and the next
+    # sentence as one unquotable "sentence", so nothing on the page could be quoted.
+    why = scored_answer([reference(1, 1, RESULTS_PAGE, page=2)], "Why did larger clusters have more failed elections?")
+    assert "because split votes were more frequent" in why.text
+    assert why.status == Status.ANSWERED
+    count = scored_answer([reference(1, 1, RESULTS_PAGE, page=2)], "How many failed elections were there with 7 servers?")
+    assert "“7 310 19” [1]" in count.text
+    assert count.status == Status.ANSWERED
+
+
 def test_a_lone_label_and_number_is_no_table_row():
     refs = [reference(1, 1, "We ran it twice.\nFigure 2 shows 3\nThe rest is prose that ends here.")]
     assert all(c.text != "Figure 2 shows 3" for c in candidate_sentences(refs))
