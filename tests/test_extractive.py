@@ -1969,10 +1969,11 @@ RESULTS_PAGE = (
 def test_rows_of_numbers_only_are_rows_and_the_sentence_after_them_is_quoted():
     # A table whose first column is a number too: its rows once ran into the caption and the next
     # sentence as one unquotable "sentence", so nothing on the page could be quoted.
-    why = scored_answer([reference(1, 1, RESULTS_PAGE, page=2)], "Why did larger clusters have more failed elections?")
+    page = [reference(1, 1, RESULTS_PAGE, page=2)]
+    why = scored_answer(page, "Why did larger clusters have more failed elections?")
     assert "because split votes were more frequent" in why.text
     assert why.status == Status.ANSWERED
-    count = scored_answer([reference(1, 1, RESULTS_PAGE, page=2)], "How many failed elections were there with 7 servers?")
+    count = scored_answer(page, "How many failed elections were there with 7 servers?")
     assert "“7 310 19” [1]" in count.text
     assert count.status == Status.ANSWERED
 
