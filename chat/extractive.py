@@ -89,6 +89,10 @@ SAID_PENALTY = 0.1
 # A sentence about the paper's own sections ("The previous sections described how Raft elects
 # leaders.") names the topic and states nothing about it.
 SIGNPOST_PENALTY = 0.15
+# For a table row whose label the question names ("How many papers did the 'Not English' filter
+# remove?" names the row "Not English 15.2M"): the row is the figure asked for, over the prose
+# that describes the table.
+ROW_NAMED_BONUS = 0.3
 # Added to the answer-type match (weighted by W_TYPE) of the sentence that first names the asked
 # thing in its passage (`first_mentions`): in full for the question's rarest term among the
 # candidates, half for a term every candidate holds (in between by the term's IDF).
@@ -2350,6 +2354,22 @@ def cheap_scores(candidates: Sequence[Sentence], analysis: QuestionAnalysis) -> 
     return out
 
 
+# A row's label: the words before its first numeric cell ("Not English" of "Not English 15.2M").
+_ROW_LABEL = re.compile(rf"^(?P<label>[^\W\d_][^\n]*?)(?=(?:\s+{_CELL}){{1,}}\s*$)")
+
+
+def row_named(row: str, question: str) -> bool:
+    """Whether *question* names *row*'s label as a phrase ("the 'Not English' filter" names "Not
+    English 15.2M"; "How many papers ...?" does not name "Papers w/ DOIs 52.2M"): a label of two
+    words or more said in the question as it stands (one word, "I-VILA", names a system that rows
+    of several tables give)."""
+    match = _ROW_LABEL.match(row.strip())
+    if match is None or len(match["label"].split()) < 2:
+        return False
+    label = match["label"].strip()
+    return re.search(rf"(?<![\w-]){re.escape(label)}(?![\w-])", question, re.IGNORECASE) is not None
+
+
 def score_candidates(
     candidates: Sequence[Sentence],
     analysis: QuestionAnalysis,
@@ -2377,6 +2397,8 @@ def score_candidates(
             score += BESIDE_BONUS
         if any(candidate.text in quote for quote in analysis.said_before):
             score -= SAID_PENALTY
+        if candidate.kind == "line" and row_named(candidate.text, analysis.query):
+            score += ROW_NAMED_BONUS
         scored.append(Scored(candidate, score, lexical, float(cosine), type_match, novelty, states))
     return scored
 

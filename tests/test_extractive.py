@@ -35,6 +35,7 @@ from chat.extractive import (
     number_attached,
     quantities,
     quantity_fit,
+    row_named,
     score_candidates,
     states_fact,
     states_rate,
@@ -1976,6 +1977,20 @@ def test_rows_of_numbers_only_are_rows_and_the_sentence_after_them_is_quoted():
     count = scored_answer(page, "How many failed elections were there with 7 servers?")
     assert "“7 310 19” [1]" in count.text
     assert count.status == Status.ANSWERED
+
+
+def test_a_row_the_question_names_is_quoted_over_the_prose_about_its_table():
+    page = (
+        "We filter paper clusters to remove papers with no title, no authors, or where English is not the "
+        "primary language. In total, 95.5M paper clusters are filtered out and removed from the corpus.\n"
+        "Filter Number of papers\nNo title 20k\nNo authors 0.3M\nNot English 15.2M\n"
+        "Table 2: Post-processing data quality filters for papers"
+    )
+    answer = scored_answer([reference(1, 1, page)], "How many papers were removed by the 'Not English' filter?")
+    assert "“Not English 15.2M” [1]" in answer.text
+    assert row_named("No authors 0.3M", "How many papers did the No authors filter remove?")
+    assert not row_named("Papers w/ DOIs 52.2M", "How many papers have DOIs?")
+    assert not row_named("I-VILA 92.0 94.1 92.7", "What F1 does I-VILA reach on titles?")  # one word: many tables
 
 
 def test_a_lone_label_and_number_is_no_table_row():
