@@ -777,7 +777,7 @@ def row_captions(lines: Sequence[str], rows: Collection[int]) -> dict[str, str]:
         if below is not None and above is not None and rows_after(below):
             start = above  # captions above their tables: the one below heads the next table
         if start is not None:
-            caption = " ".join(lines[start : caption_end(lines, start)])
+            caption = dehyphenate("\n".join(lines[start : caption_end(lines, start)]))
             out.update((lines[k], caption) for k in run)
     return out
 
@@ -787,16 +787,17 @@ _TABLE_CAPTION = re.compile(r"^Table\s+\d+[:.]\s")
 
 def caption_end(lines: Sequence[str], start: int) -> int:
     """Where the caption that opens at *lines*[*start*] ends (the index after its last line): it
-    runs on while a line ends no sentence and is full (MIN_FULL_CAPTION_LINE characters), at most
-    MAX_CAPTION_LINES lines."""
+    runs on while a line ends no sentence and is full (MIN_FULL_CAPTION_LINE characters) or ends
+    in a word cut by a hyphen, at most MAX_CAPTION_LINES lines."""
     end = start + 1
     # A caption runs on while its line is full ("Table 1: MapReduce jobs run in August 2004" is not:
-    # the next line is the other column's text).
+    # the next line is the other column's text), and always past a cut word ("Figure 2:
+    # Distribution of papers by Microsoft Aca-" + "demic field of study.").
     while (
         end < len(lines)
         and end - start < MAX_CAPTION_LINES
         and not lines[end - 1].endswith(".")
-        and len(lines[end - 1]) >= MIN_FULL_CAPTION_LINE
+        and (len(lines[end - 1]) >= MIN_FULL_CAPTION_LINE or re.search(r"[a-z]-$", lines[end - 1]) is not None)
     ):
         end += 1
     return end
@@ -882,7 +883,7 @@ def caption_lines(references: Sequence[Reference], label: str) -> list[Sentence]
         if start is None:
             continue
         end = caption_end(lines, start)
-        caption = " ".join(lines[start:end])
+        caption = dehyphenate("\n".join(lines[start:end]))  # "visualized us-" + "ing t-SNE"
         quoted = [caption]
         if label.startswith("Table"):
             after = _table_rows(lines[end:])

@@ -20,6 +20,7 @@ from chat.extractive import (
     asks_several,
     candidate_sentences,
     candidate_windows,
+    caption_lines,
     cheap_scores,
     choose_evidence,
     compose_answer,
@@ -1582,8 +1583,6 @@ S2ORC_TABLE_2 = (
 def test_a_table_captioned_under_its_rows_is_quoted_with_them_and_never_with_the_next_columns_prose(
     text, label, quoted
 ):
-    from chat.extractive import caption_lines
-
     assert [s.text for s in caption_lines([reference(1, 1, text, page=12)], label)] == quoted
 
 
@@ -2247,9 +2246,16 @@ def test_a_quoted_sentence_that_restates_the_question_comes_with_the_sentence_th
     assert "lazily during regular garbage collection" in answer.text
 
 
-def test_a_table_above_its_caption_split_into_column_blocks_is_quoted_whole():
-    from chat.extractive import caption_lines
+def test_a_caption_runs_on_past_a_word_cut_at_its_line_end():
+    text = (
+        "to filter document-level recommendations.\nFigure 2: Distribution of papers by Microsoft Aca-\n"
+        "demic field of study.\nExamples of papers are shown in the plot."
+    )
+    quoted = [s.text for s in caption_lines([reference(1, 1, text, page=7)], "Figure 2")]
+    assert quoted == ["Figure 2: Distribution of papers by Microsoft Academic field of study."]
 
+
+def test_a_table_above_its_caption_split_into_column_blocks_is_quoted_whole():
     text = (
         "the most recent work in this area.\n"
         "Papers w/ Citation\nCorpus\nbody text contexts\n"
