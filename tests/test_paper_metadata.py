@@ -408,6 +408,27 @@ def test_metadata_questions_are_answered_from_the_database(
 
 
 @pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("List the papers from the Association for Computational Linguistics",
+         "1 paper is from Association for Computational Linguistics"),
+        ("List the papers from ACL", "1 paper is from ACL"),
+    ],
+)  # fmt: skip
+def test_a_venue_of_several_words_or_its_acronym_lists_its_papers(
+    alice, project, add_paper, no_chunk_index, question, expected
+):
+    venue = "Proceedings of the 58th Annual Meeting of the Association for Computational Linguistics"
+    corpus = add_paper(
+        alice, title="S2ORC: An Open Corpus", authors="Kyle Lo", author_list=["Kyle Lo"], year=2020, venue=venue
+    )
+    add_papers_to_project(project=project, papers=[corpus], user=alice)
+    answer = answer_question(project=project, user=alice, question=question, chat=True)
+    assert expected in answer.text
+    assert {ref.paper_id for ref in answer.references} == {corpus.pk}
+
+
+@pytest.mark.parametrize(
     "question",
     [
         "How many papers are in this project?",
