@@ -12,10 +12,10 @@ vectors of their own (their vector is the sum of their sentences').
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
 from typing import Any
 
 from django.conf import settings
+from django.db.models import QuerySet
 
 from chat.extractive import candidate_sentences
 from indexing import store
@@ -47,20 +47,16 @@ def prefill_sentence_embeddings(*, paper: Paper) -> int:
     return embedded
 
 
-def prefill_papers(*, papers: Iterable[Paper]) -> dict[int, int]:
-    """Re-fill the stored sentence vectors of the ready papers among *papers* (those indexed for the
-    configured embedding model; others are left out): for each, `prefill_sentence_embeddings`.
+def prefill_papers(*, papers: QuerySet[Paper]) -> dict[int, int]:
+    """Re-fill the stored sentence vectors of the ready papers among *papers* (`Paper.objects.ready`
+    for the configured embedding model; others are left out): for each, `prefill_sentence_embeddings`.
     After a change to how chunks split into sentences (`candidate_sentences`), a paper's new
     sentences have no stored vector until an answer embeds them, and the re-ranking of retrieval
     (`indexing.retrieval`) goes without them meanwhile; this closes that gap without re-indexing.
     Returns paper id -> sentences embedded now (0 when all were stored), in paper id order.
     Raises ChunkStoreError, EmbeddingError."""
-    model = configured_model_name()
-    ready = sorted(
-        (p for p in papers if p.index_status == Paper.IndexStatus.READY and p.embedding_model == model),
-        key=lambda p: p.pk,
-    )
-    return {paper.pk: prefill_sentence_embeddings(paper=paper) for paper in ready}
+    ready = papers.filter(pk__in=Paper.objects.ready(embedding_model=configured_model_name()).values("pk"))
+    return {paper.pk: prefill_sentence_embeddings(paper=paper) for paper in ready.order_by("pk")}
 
 
 def prefill_on_index(sender: Any, *, paper: Paper, **kwargs: Any) -> None:
