@@ -1283,21 +1283,27 @@ _QUOTED_TITLE = re.compile(r"\u201c[^\u201d]*\u201d")
 
 def asked_phrase(question: str) -> list[str]:
     """The terms of the phrase naming what *question* asks for (see `asked_terms`), [] when it has
-    none ("How often does the master write checkpoints?")."""
+    none ("How often does the master write checkpoints?"). Memoised (`_asked_phrase`):
+    `states_fact` asks it once per candidate sentence."""
+    return list(_asked_phrase(question))
+
+
+@lru_cache(maxsize=4096)
+def _asked_phrase(question: str) -> tuple[str, ...]:
     question = _QUOTED_TITLE.sub(" ", question)
     times = _HOW_MANY_TIMES.search(question)
     if times is not None:
-        return terms(times["verb"])
+        return tuple(terms(times["verb"]))
     counted = _HOW_MANY_NOUN.match(question)
     if counted is not None and counted["noun"].casefold() in _COUNTED_ASKING:
         # "How many papers are in S2ORC?" counts papers, though "papers" mostly names the papers asked.
-        return terms(counted["noun"])
+        return tuple(terms(counted["noun"]))
     phrase = _HOW_MANY_X.search(question)
     if phrase is not None and phrase[1].split()[-1].casefold() in _COUNTED_ASKING:
         # "How many S2ORC papers have DOIs?" counts papers, which the name before them qualifies.
-        return [t for t in terms(phrase[1]) if t not in _ASKING] + terms(phrase[1].split()[-1])
+        return (*(t for t in terms(phrase[1]) if t not in _ASKING), *terms(phrase[1].split()[-1]))
     patterns = (_HOW_MANY_X, _FIGURE_OF_X, _WHAT_X, _WHAT_AUX_X, _WHICH_X)
-    return next((f for f in _asked_phrases(question, patterns) if f), [])
+    return tuple(next((f for f in _asked_phrases(question, patterns) if f), []))
 
 
 def asked_terms(question: str) -> list[str]:
@@ -2049,7 +2055,7 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
             # less than one second ...": a figure in the asked unit stands for the asked measure only
             # beside the words that say which one it is (the asked phrase's other words).
             named = asked_phrase(analysis.query)
-            which = [t for t in named if t not in _MEASURES | _BOUND_TERMS] if _MEASURES & set(named) else []
+            which = [t for t in named if t not in _MEASURES and t not in _BOUND_TERMS] if _MEASURES & set(named) else []
             in_its_unit = in_its_unit and (not which or bool(with_classes(text_terms, which) & set(which)))
         return (near and fit >= 0.5) or ((in_its_unit or as_bound) and bool(key & text_terms))
     if kind == AnswerType.ENTITY:
