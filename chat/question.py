@@ -2066,11 +2066,10 @@ def conjunct_sides(query: str, papers: Sequence[PaperRef]) -> dict[int, str]:
         # "typical Bigtable row keys and typical Dynamo objects": the same modifier before each name,
         # a phrase around each, the second to the end of its conjunct.
         modifier = pair["mod"].split()
-        before = query[: first.start].split()
-        if not modifier or [w.casefold() for w in before[-len(modifier) :]] != [w.casefold() for w in modifier]:
+        lead = re.search(rf"(?:[\w-]+\s+){{{len(modifier)}}}$", query[: first.start]) if modifier else None
+        if lead is None or lead.group(0).casefold().split() != [word.casefold() for word in modifier]:
             return {}
-        first_start = first.start - len(" ".join(before[-len(modifier) :])) - 1
-        first_end, second_start = pair.start("joint"), pair.end("joint")
+        first_start, first_end, second_start = lead.start(), pair.start("joint"), pair.end("joint")
         end = _CONJUNCT_END.search(query, second.end)
         second_end = end.start() if end is not None else len(query)
         if not query[second.end : second_end].strip():
