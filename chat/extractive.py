@@ -777,7 +777,7 @@ def row_captions(lines: Sequence[str], rows: Collection[int]) -> dict[str, str]:
         if below is not None and above is not None and rows_after(below):
             start = above  # captions above their tables: the one below heads the next table
         if start is not None:
-            caption = dehyphenate("\n".join(lines[start : caption_end(lines, start)]))
+            caption, _ = caption_at(lines, start)
             out.update((lines[k], caption) for k in run)
     return out
 
@@ -801,6 +801,14 @@ def caption_end(lines: Sequence[str], start: int) -> int:
     ):
         end += 1
     return end
+
+
+def caption_at(lines: Sequence[str], start: int) -> tuple[str, int]:
+    """The caption that opens at *lines*[*start*], its lines joined as prose is (`dehyphenate`:
+    "... Microsoft Aca-" + "demic field of study."), and the index after its last line
+    (`caption_end`)."""
+    end = caption_end(lines, start)
+    return dehyphenate("\n".join(lines[start:end])), end
 
 
 # A table question quotes its caption and at most this many lines after it (the header and rows).
@@ -882,8 +890,7 @@ def caption_lines(references: Sequence[Reference], label: str) -> list[Sentence]
         start = next((i for i, line in enumerate(lines) if pattern.match(line)), None)
         if start is None:
             continue
-        end = caption_end(lines, start)
-        caption = dehyphenate("\n".join(lines[start:end]))  # "visualized us-" + "ing t-SNE"
+        caption, end = caption_at(lines, start)
         quoted = [caption]
         if label.startswith("Table"):
             after = _table_rows(lines[end:])
