@@ -169,6 +169,14 @@ def test_prefill_sentences_stores_what_ready_papers_lack_once_and_skips_papers_n
     assert "Done 1 ready paper(s): 0 sentence(s) embedded" in out.getvalue()
 
 
+def test_prefill_sentences_names_an_unknown_paper_or_project_instead_of_doing_nothing(alice, indexed_paper):
+    paper = indexed_paper(alice, RAFT_PAGES, title="Raft")
+    with pytest.raises(CommandError, match="No paper with id 999"):
+        call_command("prefill_sentences", "--paper", str(paper.pk), "--paper", "999", stdout=io.StringIO())
+    with pytest.raises(CommandError, match="No project with id 999"):
+        call_command("prefill_sentences", "--project", "999", stdout=io.StringIO())
+
+
 def test_prefill_sentences_without_the_chunk_index_is_a_clear_command_error(alice, indexed_paper, settings):
     indexed_paper(alice, RAFT_PAGES, title="Raft")
     settings.MONGODB_URI, settings.MONGODB_TIMEOUT_MS = closed_port_uri(), 200

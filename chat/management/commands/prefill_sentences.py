@@ -10,6 +10,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from annotagent.errors import AnnotagentError
 from chat.prefill import prefill_papers
 from indexing.services import select_papers
+from papers.models import Paper
+from projects.models import Project
 
 
 class Command(BaseCommand):
@@ -26,6 +28,13 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         papers = select_papers(paper_ids=options["paper"], project_id=options["project"])
+        missing = sorted(
+            set(options["paper"]) - set(Paper.objects.filter(pk__in=options["paper"]).values_list("pk", flat=True))
+        )
+        if missing:
+            raise CommandError(f"No paper with id {', '.join(map(str, missing))}.")
+        if options["project"] is not None and not Project.objects.filter(pk=options["project"]).exists():
+            raise CommandError(f"No project with id {options['project']}.")
         try:
             embedded = prefill_papers(papers=papers)
         except AnnotagentError as exc:
