@@ -333,6 +333,29 @@ def _crosses(row: Sequence[dict[str, Any]], gutters: Sequence[tuple[float, float
     return False
 
 
+def _holding_prose(
+    rows: Sequence[Sequence[dict[str, Any]]], clear: Sequence[bool], centre: tuple[float, float]
+) -> list[bool]:
+    """Which *rows* to read as two columns split at the page *centre*, on a page where
+    `find_gutters` found no gutter: of the runs of rows that leave the centre *clear*, those whose
+    rows hold prose on both sides of the run's own empty band (`_holds_prose`). A table whose cell
+    gap falls on the centre ("5  240  7", its words far apart) is no pair of columns: its rows stay
+    whole."""
+    flags = list(clear)
+    for columnar, run in itertools.groupby(range(len(rows)), key=lambda index: clear[index]):
+        indexes = list(run)
+        if not columnar:
+            continue
+        cut = (centre[0] + centre[1]) / 2
+        band_rows = [rows[index] for index in indexes]
+        left = max((w["x1"] for row in band_rows for w in row if w["x1"] <= cut + 1), default=cut)
+        right = min((w["x0"] for row in band_rows for w in row if w["x0"] >= cut - 1), default=cut)
+        if not _holds_prose(band_rows, (min(left, cut - 1), max(right, cut + 1))):
+            for index in indexes:
+                flags[index] = False
+    return flags
+
+
 def _text_of(page: Any, **options: Any) -> str:
     return page.extract_text(x_tolerance_ratio=X_TOLERANCE_RATIO, **options) or ""
 
@@ -399,13 +422,14 @@ def page_text(page: Any) -> tuple[str, int]:
     rows = _rows([w for w in words if w.get("upright", True)])
     x0, page_top, x1, page_bottom = page.bbox
     # Without an empty band, the page centre (the usual two-column gutter) is tried row by row.
-    gutters = find_gutters(rows) or [((x0 + x1) / 2 - 1.0, (x0 + x1) / 2 + 1.0)]
+    found = find_gutters(rows)
+    gutters = found or [((x0 + x1) / 2 - 1.0, (x0 + x1) / 2 + 1.0)]
+    clear = [not _crosses(row, gutters) for row in rows]
+    columnar_rows = sum(clear)
+    flags = clear if found else _holding_prose(rows, clear, gutters[0])
     bands: list[list[Any]] = []  # [top, bottom, columnar]
-    columnar_rows = 0
-    for row in rows:
+    for row, columnar in zip(rows, flags, strict=True):
         top, bottom = min(w["top"] for w in row), max(w["bottom"] for w in row)
-        columnar = not _crosses(row, gutters)
-        columnar_rows += columnar
         if bands and bands[-1][2] == columnar:
             bands[-1][1] = bottom
         else:

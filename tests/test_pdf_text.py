@@ -97,3 +97,49 @@ def test_metadata_ignores_an_info_title_the_page_does_not_print_and_lists_all_au
 def test_a_title_broken_over_two_lines_is_read_whole():
     metadata = extract_metadata(extract_text(shared_paper("scholarly-reading/papermage.pdf")))
     assert metadata.title.endswith("Representing, and Manipulating Visually-Rich Scientific Documents")
+
+
+def _page_of(tmp_path, draw) -> str:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", "", 10)
+    draw(pdf)
+    path = tmp_path / "page.pdf"
+    pdf.output(str(path))
+    return extract_text(path).pages[0]
+
+
+def _prose(pdf, text: str) -> None:
+    pdf.multi_cell(0, 5, text, new_x="LMARGIN", new_y="NEXT")
+
+
+def test_a_table_whose_cell_gap_falls_on_the_page_centre_keeps_its_rows_whole(tmp_path):
+    def draw(pdf):
+        _prose(pdf, "We measured how long leader election took in clusters of different sizes. " * 4)
+        _prose(pdf, "Table 2: Election latency by cluster size.")
+        for row in [("Cluster size", "Median (ms)", "p99 (ms)"), ("3", "150", "9.5"), ("5", "240", "7")] + [
+            (str(n), str(100 * n), str(2 * n)) for n in (7, 9, 11, 13)
+        ]:
+            pdf.cell(40, 6, row[0])
+            pdf.cell(70, 6, row[1])  # the third column starts right of the page centre
+            pdf.cell(50, 6, row[2], new_x="LMARGIN", new_y="NEXT")
+        _prose(pdf, "Larger clusters took longer because split votes happened more often. " * 4)
+
+    lines = _page_of(tmp_path, draw).splitlines()
+    assert "Cluster size Median (ms) p99 (ms)" in lines
+    assert "5 240 7" in lines
+
+
+def test_two_columns_below_full_width_text_still_read_one_column_at_a_time(tmp_path):
+    def draw(pdf):
+        _prose(pdf, "Full width introduction text that spans the page from margin to margin. " * 14)
+        y = pdf.get_y() + 3
+        pdf.set_xy(10, y)
+        pdf.multi_cell(92, 5, "The left column tells of replicated logs and elections, sentence after sentence. " * 3)
+        pdf.set_xy(108, y)
+        pdf.multi_cell(92, 5, "The right column speaks of storage tablets and compactions, in words of its own. " * 3)
+
+    page = folded(_page_of(tmp_path, draw))
+    assert "The left column tells of replicated logs and elections, sentence after sentence. " * 3 in page + " "
