@@ -35,7 +35,7 @@ from chat.extractive import Status
 from chat.prompts import Turn, build_metadata_messages
 from chat.question import PaperRef, named_papers
 from indexing.retrieval import Reference
-from papers.metadata import MetadataFilter, filter_papers, has_author, parse_year
+from papers.metadata import MetadataFilter, filter_papers, has_author, parse_year, venue_matches
 from papers.models import Paper
 
 LABEL = "From paper metadata"
@@ -76,9 +76,6 @@ _FROM_VENUE = re.compile(
     r"\b(?:from|at|in|published\s+(?:at|in)|appeared\s+(?:at|in))\s+(?:the\s+)?"
     r"([A-Z][\w-]+(?:\s+(?:(?:for|of|on|and|in|the)\s+)*[A-Z][\w-]+)*)"
 )
-# A run of capitalised words in a venue, with the small words between them ("Association for
-# Computational Linguistics"), whose initials may be its acronym ("ACL").
-_VENUE_NAME = re.compile(r"[A-Z][a-z]+(?:\s+(?:(?:for|of|on|and|in|the)\s+)*[A-Z][a-z]+)+")
 _MINE = re.compile(r"\b(?:did\s+I\s+(?:write|author)|I\s+(?:wrote|authored)|my\s+(?:own\s+)?papers|by\s+me)\b", re.I)
 # A question about the project's papers as a whole, with no filter and no content: "How many papers
 # are in this project?", "Which papers are here?", "List the papers", "What papers does this project have?".
@@ -191,30 +188,9 @@ def _criteria(question: str, papers: Sequence[Paper], author_names: Sequence[str
         if any(has_author(p.cited.authors, [name]) for p in papers):
             return MetadataFilter(authors=(name,)), f"by {name}", without(match)
     for match in _FROM_VENUE.finditer(question):
-        venue = venue_in(match.group(1), [p.cited.venue for p in papers])
-        if venue:
-            return MetadataFilter(venue=venue), f"from {match.group(1)}", without(match)
+        if any(venue_matches(match.group(1), p.cited.venue) for p in papers):
+            return MetadataFilter(venue=match.group(1)), f"from {match.group(1)}", without(match)
     return MetadataFilter(), "", question
-
-
-def venue_in(name: str, venues: Sequence[str]) -> str:
-    """The text to filter *venues* by for the venue a question calls *name*: *name* itself when a
-    venue holds it ("OSDI" in "OSDI 2006"); for an acronym ("ACL"), the run of capitalised words
-    of a venue whose initials it is ("Association for Computational Linguistics" in "Proceedings
-    of the 58th Annual Meeting of the Association for Computational Linguistics"); "" when none."""
-    if any(name.casefold() in venue.casefold() for venue in venues):
-        return name
-    if not re.fullmatch(r"[A-Z]{2,8}", name):
-        return ""
-    for venue in venues:
-        for run in _VENUE_NAME.finditer(venue):
-            words = run.group(0).split()
-            capitals = [k for k, word in enumerate(words) if word[0].isupper()]
-            for i in range(len(capitals) - len(name) + 1):  # "Annual Meeting of the [Association ...]"
-                span = capitals[i : i + len(name)]
-                if "".join(words[k][0] for k in span) == name:
-                    return " ".join(words[span[0] : span[-1] + 1])
-    return ""
 
 
 @dataclass(frozen=True)

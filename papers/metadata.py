@@ -86,10 +86,33 @@ def has_author(authors: Iterable[str], names: Iterable[str]) -> bool:
     return any(same_person(name, author) for author in authors for name in wanted)
 
 
+# A run of capitalised words in a venue, with the small words between them ("Association for
+# Computational Linguistics"), whose initials may be its acronym ("ACL").
+_VENUE_NAME = re.compile(r"[A-Z][a-z]+(?:\s+(?:(?:for|of|on|and|in|the)\s+)*[A-Z][a-z]+)+")
+_ACRONYM = re.compile(r"[A-Z]{2,8}")
+
+
+def venue_matches(name: str, venue: str) -> bool:
+    """Whether *venue* is the venue a reader calls *name*: *name* inside it, case and accents
+    aside ("osdi" in "OSDI 2006"), or, for an acronym of 2 to 8 capitals ("ACL"), the initials of
+    consecutive capitalised words of one of its names ("Association for Computational Linguistics"
+    in "Proceedings of the 58th Annual Meeting of the Association for Computational Linguistics")."""
+    if _plain(name) in _plain(venue):
+        return True
+    if not _ACRONYM.fullmatch(name):
+        return False
+    for run in _VENUE_NAME.finditer(venue):
+        initials = [word[0] for word in run.group(0).split() if word[0].isupper()]
+        if name in "".join(initials):  # "Annual Meeting of the [Association ...]"
+            return True
+    return False
+
+
 @dataclass(frozen=True)
 class MetadataFilter:
     """Criteria over the metadata a viewer sees; each empty one admits everything. `year_before`
-    and `year_after` are exclusive; `venue` matches case-insensitively inside the venue; `text`
+    and `year_after` are exclusive; `venue` matches as `venue_matches` says (inside the venue, or
+    as its acronym); `text`
     matches when the title, authors and venue hold each of its `search_words` as a whole word (a
     text of common words only, "the", matches nothing, as in the full-text search); `authors`
     admits papers with any of the names."""
@@ -117,7 +140,7 @@ class MetadataFilter:
             return False
         if self.year_after is not None and not (cited.year and cited.year > self.year_after):
             return False
-        if self.venue and _plain(self.venue) not in _plain(cited.venue):
+        if self.venue and not venue_matches(self.venue, cited.venue):
             return False
         if self.text.strip():
             wanted = search_words(self.text)

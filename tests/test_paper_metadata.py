@@ -428,6 +428,20 @@ def test_a_venue_of_several_words_or_its_acronym_lists_its_papers(
     assert {ref.paper_id for ref in answer.references} == {corpus.pk}
 
 
+@pytest.mark.parametrize("venue", ["ACL", "association for computational linguistics"])
+def test_the_library_filters_a_venue_by_its_acronym_as_chat_does(alice, add_paper, api_client_for, venue):
+    name = "Proceedings of the 58th Annual Meeting of the Association for Computational Linguistics"
+    add_paper(alice, title="S2ORC: An Open Corpus", authors="Kyle Lo", author_list=["Kyle Lo"], year=2020, venue=name)
+    add_paper(alice, title="The Google File System", authors="Sanjay Ghemawat", year=2003, venue="SOSP 2003")
+    add_paper(alice, title="Attention-based Lattice Learning", authors="Ada Lim", year=2019, venue="AAAI 2019")
+
+    response = api_client_for(alice).get(reverse("api:library"), {"venue": venue})
+    assert [paper["title"] for paper in response.json()] == ["S2ORC: An Open Corpus"]
+    out = StringIO()
+    call_command("papers", "--user", "alice", "--venue", venue, "--json", stdout=out)
+    assert [paper["title"] for paper in json.loads(out.getvalue())] == ["S2ORC: An Open Corpus"]
+
+
 @pytest.mark.parametrize(
     "question",
     [
