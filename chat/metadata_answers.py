@@ -43,8 +43,10 @@ LABEL = "From paper metadata"
 _YEAR = r"((?:19|20)\d\d)"
 _NAME = r"([A-Z][\w'\u2019.-]*(?:\s+(?:van|von|de|der|da|del|[A-Z][\w'\u2019.-]*))*)"
 _PAPERS = re.compile(r"\b(?:papers?|articles?|works|publications?)\b", re.I)
-_FIRST_AUTHOR = re.compile(r"\b(?:who\s+(?:is|was)\s+the\s+)?(first|lead|main)\s+author\s+(?:of|on)\b", re.I)
-_AUTHORS = re.compile(r"\bwho\s+(?:wrote|authored|are\s+the\s+authors\s+of|were\s+the\s+authors\s+of)\b", re.I)
+_FIRST_AUTHOR = re.compile(
+    r"\b(?:who\s+(?:is|was)\s+the\s+)?(first|lead|main)\s+author(?:\s+(?:of|on)\b|\s*\?*\s*$)", re.I
+)
+_AUTHORS = re.compile(r"\bwho\s+(?:wrote|authored|(?:are|were)\s+the\s+authors(?:\s+of\b|\s*\?*\s*$))", re.I)
 _AUTHORS_OF = re.compile(r"\b(?:list|name|what\s+are)\s+the\s+authors\s+of\b", re.I)
 _VENUE_OF = re.compile(
     r"\b(?:(?:which|what)\s+(?:venue|conference|journal|proceedings)\b|where\s+(?:was|is)\b.*\bpublished\b)", re.I
@@ -203,14 +205,16 @@ class Scope:
 
 
 def answer_from_metadata(
-    question: str, papers: Sequence[Paper], *, author_names: Sequence[str] = ()
+    question: str, papers: Sequence[Paper], *, author_names: Sequence[str] = (), previous: Sequence[int] = ()
 ) -> MetadataAnswer | None:
     """The answer to *question* from the metadata of *papers* (a project's papers, fetched with
     `papers_as_added`: as the members who added them have them), or None when it is not a
     metadata question (or one that also asks about content: see `papers_in_scope`). *author_names*
-    are the asker's own ("mine"). Never reads the chunk index."""
+    are the asker's own ("mine"); *previous* the ids of the papers the conversation's last answer
+    cited, which "it" and "the paper" mean when the question names none (`_named`). Never reads
+    the chunk index."""
     if _FIRST_AUTHOR.search(question) or _AUTHORS.search(question) or _AUTHORS_OF.search(question):
-        named = _named(question, papers)
+        named = _named(question, papers, previous)
         if not named:
             return None
         first_only = bool(_FIRST_AUTHOR.search(question))
@@ -225,11 +229,11 @@ def answer_from_metadata(
                 lines.append((f"{paper.display_title} is by {_join(cited.authors)}.", [paper]))
         return _answer(lines)
     if _VENUE_OF.search(question) and not _CONTENT.search(question):
-        named = _named(question, papers)
+        named = _named(question, papers, previous)
         if named:
             return _answer([(_venue_sentence(paper), [paper]) for paper in named])
     if _YEAR_OF.search(question) and not _CONTENT.search(question):
-        named = _named(question, papers)
+        named = _named(question, papers, previous)
         if named:
             return _answer([(f"{paper.display_title} is from {_year_text(paper)}.", [paper]) for paper in named])
     if _WHOLE_PROJECT.match(question):
@@ -263,16 +267,27 @@ def papers_in_scope(question: str, papers: Sequence[Paper], *, author_names: Seq
     return Scope(papers=filter_papers(papers, criteria), question=rest)
 
 
-# "the paper", "this article": in a project of one paper, that paper.
-_THE_PAPER = re.compile(r"\b(?:the|this)\s+(?:paper|article|publication)\b(?!s)", re.I)
+# Words that point back at the paper(s) being talked about: "When was it published?", "Who wrote
+# the paper?", "What year were they published?", and a question that ends at "author(s)" ("Who is
+# the first author?").
+_POINTS_BACK = re.compile(
+    r"\b(?:it|its|they|them|their|(?:the|this|that|these|those)\s+(?:paper|article|publication)s?)\b"
+    r"|\bauthors?\s*\?*\s*$",
+    re.I,
+)
 
 
-def _named(question: str, papers: Sequence[Paper]) -> list[Paper]:
+def _named(question: str, papers: Sequence[Paper], previous: Sequence[int] = ()) -> list[Paper]:
+    """The papers *question* names (`named_papers`); when it names none but points back at one
+    (`_POINTS_BACK`), the project's only paper, else the papers of *previous* (ids, the last
+    answer's) that are in *papers*; else none."""
     by_id = {paper.pk: paper for paper in papers}
     named = [by_id[pid] for pid in named_papers(question, [_ref(paper) for paper in papers])]
-    if not named and len(papers) == 1 and _THE_PAPER.search(question):
+    if named or not _POINTS_BACK.search(question):
+        return named
+    if len(papers) == 1:
         return list(papers)
-    return named
+    return [by_id[pid] for pid in previous if pid in by_id]
 
 
 def _join(names: Sequence[str]) -> str:

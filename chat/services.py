@@ -642,7 +642,10 @@ class AnswerSession(StreamedAnswer):
         # content question limited by metadata ("the 2006 papers") searches only those papers.
         names = await sync_to_async(author_names)(self.user)
         if not llm.chat_model_configured():
-            self.metadata_answer = metadata_answers.answer_from_metadata(self.question, papers, author_names=names)
+            answered = [turn for turn in self.history if turn.role == "assistant"]
+            self.metadata_answer = metadata_answers.answer_from_metadata(
+                self.question, papers, author_names=names, previous=answered[-1].paper_ids if answered else ()
+            )
         elif metadata_answers.is_metadata_question(self.question):
             self.metadata_answer = await in_answer_pool(metadata_answers.answer_with_lookup)(
                 self.question,

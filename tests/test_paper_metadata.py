@@ -407,6 +407,28 @@ def test_metadata_questions_are_answered_from_the_database(
     assert answer.status == "answered"
 
 
+def test_a_metadata_question_that_names_no_paper_asks_about_the_last_answers_paper(
+    alice, project, library, no_chunk_index
+):
+    answer_question(project=project, user=alice, question="Which venue published Chubby?", chat=True)
+    for question, expected in [
+        ("Who is the first author?", "The first author of The Chubby lock service is Mike Burrows."),
+        ("What year was it published?", "The Chubby lock service is from 2006."),
+        ("Who are the authors?", "The Chubby lock service is by Mike Burrows."),
+    ]:
+        answer = answer_question(project=project, user=alice, question=question, chat=True)
+        assert expected in answer.text, question
+        assert {ref.paper_id for ref in answer.references} == {library["chubby"].pk}
+
+
+def test_a_metadata_question_that_names_no_paper_is_not_guessed_without_a_last_answer(library):
+    papers = list(library.values())
+    assert metadata_answers.answer_from_metadata("Who is the first author?", papers) is None
+    assert metadata_answers.answer_from_metadata("When was it published?", papers, previous=[10**6]) is None
+    answer = metadata_answers.answer_from_metadata("When was it published?", [library["paxos"]])
+    assert answer is not None and "Paxos Made Simple is from 2001." in answer.text
+
+
 @pytest.mark.parametrize(
     ("question", "expected"),
     [
