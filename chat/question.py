@@ -973,6 +973,13 @@ _ABOUT_PAPERS = re.compile(
     r"\b(?:papers?|articles?|authors?|publications?|venues?|journals?|published|wrote|written)\b", re.IGNORECASE
 )
 _CONTINUATION = re.compile(r"^\s*(?:and|also|so|then|what about|how about|same (?:for|question for))\b", re.I)
+# Words that point at something the conversation said: "more than that", "use it that way",
+# "something else", "the other kind".
+_POINTER = re.compile(
+    r"\b(?:than|like)\s+(?:that|this|those|these|it)\b|\b(?:that|this|the\s+same)\s+way\b"
+    r"|\bsomething\s+else\b|\bthe\s+other\s+(?:kind|type|way|case)\b",
+    re.IGNORECASE,
+)
 _QUESTION_WORDS = frozenset(
     "what which who whom whose when where why how is are was were do does did can could will would should "
     "has have had may might".split()
@@ -1450,7 +1457,7 @@ def _looks_like_follow_up(question: str, papers: Sequence[PaperRef]) -> bool:
         or ((_SUBJECT_IT.search(question) or _CLAUSE_IT.search(question) or _OBJECT_IT.search(question)) and not named)
         # "How long is it in Chubby?": the thing asked before, of the paper named now.
         or (_PASSIVE_IT.search(question) and named and not _DUMMY_IT.search(question))
-        or ((_ADJECTIVE_ONE.search(question) or _paper_its(question)) and not named)
+        or ((_ADJECTIVE_ONE.search(question) or _paper_its(question) or _POINTER.search(question)) and not named)
         or (not named and not content_terms(question, papers) and not _ABOUT_PAPERS.search(question))
     )
 

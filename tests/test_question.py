@@ -299,6 +299,20 @@ def test_a_follow_up_naming_no_paper_stays_with_the_previous_papers():
     assert analysis.named_paper_ids == (2,)
 
 
+@pytest.mark.parametrize(
+    ("previous", "follow_up"),
+    [
+        (("How many failures can a Raft cluster of five tolerate?", (2,)), "What happens if more than that fail?"),
+        (("Which clients read from Chubby's cache?", (1,)), "Which services use it that way?"),
+        (("How does GFS place replicas by default?", (4,)), "When would you want something else?"),
+    ],
+)  # fmt: skip
+def test_a_question_pointing_back_with_than_that_it_that_way_or_something_else_is_a_follow_up(previous, follow_up):
+    analysis = analyse(follow_up, previous)
+    assert analysis.rewritten is True
+    assert analysis.named_paper_ids == previous[1]
+
+
 def test_both_of_them_is_a_comparison_of_the_previous_papers():
     analysis = analyse("How do both of them handle that?", ELECTION)
     assert analysis.named_paper_ids == (2, 1)
