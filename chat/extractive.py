@@ -2012,10 +2012,11 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
         return states_value_of(text, symbol["symbol"])
     if kind == AnswerType.QUANTITY:
         key_names = _key_names(analysis)
-        if len(key_names) >= 2:
+        if len(key_names) >= 2 and not analysis.comparison:
             # "What is the F1 of S2ORC-SciBERT on ChemProt?" is not answered by "... GROBID ... an F1
             # of 0.89": a figure of a sentence naming neither of the things it is asked of ("RPCs"
-            # names "RPC").
+            # names "RPC"). In a comparison the names may be one side's only ("the MapReduce sort
+            # benchmark and ... Bigtable's Google Earth pipeline").
             said = _singulars(text_terms)
             if not any(_singulars(terms(name)) & said for name in key_names):
                 return False

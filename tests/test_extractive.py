@@ -1387,6 +1387,16 @@ def test_a_figure_naming_neither_of_two_things_it_is_asked_of_does_not_state_it(
     assert states_fact(peak, analysis_for(scene), asked_terms(scene))
 
 
+def test_in_a_comparison_a_figure_need_not_name_the_other_sides_names():
+    from chat.extractive import analysis_for, states_fact
+
+    question = "What input rates are reported for the Sorter sort benchmark and for Tabler's Moon Map pipeline?"
+    titles = {1: "Sorter: Simplified Data Processing", 2: "Tabler: A Storage System"}
+    analysis, asked = analysis_for(question, titles), asked_terms(question)
+    assert analysis.comparison
+    assert states_fact("The input rate peaks at about 13 GB/s and dies off quickly.", analysis, asked)
+
+
 def test_money_is_a_measure_with_currency_units():
     assert quantities("each participant was compensated $35 USD") == [Quantity(35, 35, "$")]
     assert asked_measure("How much does a GFS chunkserver cost in dollars?") == "money"
