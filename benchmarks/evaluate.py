@@ -50,9 +50,10 @@ An answer's status is its `status` attribute ("answered" | "partly_answered" | "
 Prints the tables (targets from issue 9 beside each figure) and writes
 `benchmarks/results/evaluation.md` and `.json`. `--split tune|holdout|all` limits the questions,
 `--modes hybrid` (comma-separated) the retrieval modes, `--kinds fact,named` the question kinds
-(a quick run). `python -m benchmarks.diagnose` lists, per failing tune question, what was
+(a quick run); a run so limited writes `evaluation-partial.md` and `.json` instead (not committed),
+so the committed full results stay whole. `python -m benchmarks.diagnose` lists, per failing tune question, what was
 retrieved and quoted. The metadata extraction accuracy (`benchmarks.metadata`) is reported
-after them; `--metadata` reports only that (no index needed).
+after a full run; `--metadata` reports only that (no index needed).
 """
 
 from __future__ import annotations
@@ -785,29 +786,48 @@ def main(argv: list[str] | None = None) -> None:
         )
         if problems:
             raise SystemExit("Gold labels do not match the papers:\n" + "\n".join(problems))
-        results: dict[str, Any] = {"split": args.split, "modes": {}}
+        # A partial run (some split, modes or kinds) must not overwrite the committed full results.
+        partial = args.split != "all" or bool(args.kinds.strip()) or modes != list(MODES) or args.no_answers
+        output = args.output or str(RESULTS_DIR / ("evaluation-partial" if partial else "evaluation"))
+        results: dict[str, Any] = {"split": args.split, "kinds": args.kinds, "modes": {}}
         for mode in modes:
             results["modes"][mode] = evaluate(corpora, questions, mode=mode, with_answers=not args.no_answers)
             # Written after each mode, so an interrupted run keeps the modes it finished.
-            write_results(results, questions, settings.PROJECT_CHAT_TOP_K, args.output)
+            write_results(results, questions, settings.PROJECT_CHAT_TOP_K, output)
     finally:
         if not args.keep_server:
             stop_chunk_index()
     print(render(results, questions, settings.PROJECT_CHAT_TOP_K))
-    metadata_benchmark.main([], configured=True)
+    print(f"Written to {output}.md and .json")
+    if not partial:
+        metadata_benchmark.main([], configured=True)
 
 
-def write_results(results: dict[str, Any], questions: list[Question], top_k: int, output: str | None) -> None:
-    """`<stem>.md` (the tables) and `<stem>.json` (metrics and per-question outcomes); the stem is
-    *output* or `benchmarks/results/evaluation`."""
-    stem = Path(output) if output else RESULTS_DIR / "evaluation"
+def json_safe(value: Any) -> Any:
+    """*value* with every NaN float (a metric over no questions) replaced by None, since JSON has no NaN."""
+    if isinstance(value, float) and value != value:
+        return None
+    if isinstance(value, dict):
+        return {key: json_safe(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(item) for item in value]
+    return value
+
+
+def write_results(results: dict[str, Any], questions: list[Question], top_k: int, output: str) -> None:
+    """`<stem>.md` (the tables) and `<stem>.json` (metrics and per-question outcomes, NaN written as
+    null); the stem is *output*: `benchmarks/results/evaluation` for a full run,
+    `benchmarks/results/evaluation-partial` for a run limited by split, mode or kind."""
+    stem = Path(output)
     stem.parent.mkdir(parents=True, exist_ok=True)
     stem.with_suffix(".md").write_text(
         "# Retrieval and answer evaluation (last run of `./run eval`)\n\nMetrics are defined in "
         "`benchmarks/evaluate.py`; the questions, their gold pages and gold facts are in "
         "`benchmarks/questions.json`.\n\n" + render(results, questions, top_k) + "\n"
     )
-    stem.with_suffix(".json").write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n")
+    stem.with_suffix(".json").write_text(
+        json.dumps(json_safe(results), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    )
 
 
 if __name__ == "__main__":

@@ -105,6 +105,10 @@ class QuestionAnalysis:
     absent_name: str | None = None
     # "And the other paper?" in a project of one paper: there is none, and the answer says so.
     no_other_paper: bool = False
+    # A system the question asks about as the subject of its verb, by a name that is no paper's of
+    # the project ("How does Chubby handle that?"): `acting_name`. Unlike `absent_name` it may be a
+    # thing a paper discusses (a tool S2ORC uses), which only the passages can tell.
+    acting_name: str | None = None
 
 
 # --- answer type ----------------------------------------------------------------------------------
@@ -117,6 +121,8 @@ _QUANTITY_NOUNS = (
     r"year|age|total|average|mean|median|maximum|minimum|max|min|dimension|dimensions|granularity|"
     r"temperature|temperatures|percent|percentage"
 )
+# A thing that is a measure ("throughput", "election timeout", "chunk size"): its last word is one.
+_MEASURE_THING = re.compile(rf"\b(?:{_QUANTITY_NOUNS})\s*$", re.IGNORECASE)
 # "What servers make up a Chubby cell?" is answered by how many ("five servers"); "Which servers
 # take snapshots?" by which ones (an entity); "What data structure lets replicas ...?" by a name.
 _COUNTED_NOUNS = r"participants|replicas|nodes|servers|machines"
@@ -830,6 +836,29 @@ def absent_paper(question: str, papers: Sequence[PaperRef]) -> str | None:
     return None
 
 
+# "How does Chubby handle that?", "And how would ZooKeeper do it?": a name acting as a system does.
+_ACTING_NAME = re.compile(
+    r"^\W*(?:(?:and|so|but|then)\s+)?(?:how|why|when|where|what)\s+(?:does|do|did|would|can|could|will)\s+"
+    r"(?P<name>(?-i:[A-Z])[\w-]*(?:\s+(?-i:[A-Z])[\w-]*){0,2})\s+(?:handle|do|deal\s+with|solve|approach|manage|"
+    r"address|implement|achieve|avoid|support|guarantee|ensure|compare)\b",
+    re.IGNORECASE,
+)
+
+
+def acting_name(question: str, papers: Sequence[PaperRef]) -> str | None:
+    """The name *question* asks about as a system acting ("How does Chubby handle that?" ->
+    "Chubby") when none of *papers* goes by it; None otherwise ("How does Raft handle that?" in a
+    project with the Raft paper, "How does it handle that?")."""
+    match = _ACTING_NAME.match(question)
+    if match is None:
+        return None
+    name = match["name"]
+    words = {word.casefold() for word in name.split()}
+    if words & (_PAPER_WORDS | _FUNCTION_WORDS | _ORDINAL_WORDS | {"i", "we", "you", "they", "it"}):
+        return None
+    return None if mentions(name, papers) else name
+
+
 # --- comparison -----------------------------------------------------------------------------------
 
 # A question about papers in general, not one of them: "Which papers rely on S2ORC?", "Do both
@@ -882,6 +911,12 @@ _SUBJECT_IT = re.compile(
     re.IGNORECASE,
 )
 _IT = re.compile(r"\bit\b", re.IGNORECASE)
+# "it" doing what a system does and a measure cannot: "when it fails", "if it crashes".
+_FAILING_IT = re.compile(
+    r"\bit\s+(?:fails|failed|crashes|crashed|restarts|restarted|recovers|recovered|dies|died|goes\s+down|"
+    r"went\s+down|breaks|broke|reboots|rebooted)\b",
+    re.IGNORECASE,
+)
 _PASSIVE_IT = re.compile(
     r"\b(?:(?:is|was)\s+it|(?:can|could|will|would|should|must|may|might)\s+it\s+be)\b", re.IGNORECASE
 )
@@ -1341,8 +1376,10 @@ def _resolve_references(
     object_of = _OBJECT_IT.search(text) or _VERB_OBJECT_IT.search(text)  # "of it", "replace it"
     if term is None and (not previous.focus or _PASSIVE_IT.search(text) or object_of):
         # The thing a "what X" question asked for, unless "it" may be the paper it named acting
-        # ("What chunk size does GFS use?" then "How does it handle hot spots?" is about GFS).
-        term = thing
+        # ("What chunk size does GFS use?" then "How does it handle hot spots?" is about GFS), or
+        # the thing is a measure, which does not fail or crash ("What is the throughput?" then
+        # "What happens when it fails?" is about the system, not the throughput).
+        term = None if thing and _FAILING_IT.search(text) and _MEASURE_THING.search(thing) else thing
     if answered and object_of is not None and not referred:
         term = answered  # "Which baseline used embeddings?" then "Did the strategy beat it?": that baseline
     if term is None:
@@ -1953,6 +1990,7 @@ def analyse_question(question: str, *, history: Sequence[Turn], papers: Sequence
         unclear_papers=resolved.unclear,
         absent_name=None if focus else absent_paper(resolved.query, papers),
         no_other_paper=len(papers) == 1 and _asks_another_paper(question),
+        acting_name=acting_name(question, papers),
     )
     if len(focus) >= 2 and relates_papers(resolved.query, focus, papers):
         # How papers bear on one another is stated where one names another: "It produces a result

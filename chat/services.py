@@ -586,6 +586,14 @@ NO_OTHER_PAPER = (
     "This project has one paper, “{title}”: there is no other paper to ask about. Add papers to the "
     "project to ask across them."
 )
+
+
+def _spoken_of(name: str, references: Iterable[Reference]) -> bool:
+    """Whether *name* appears, as a whole word, in the text or title of one of *references*."""
+    pattern = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])", re.IGNORECASE)
+    return any(pattern.search(reference.text) or pattern.search(reference.title) for reference in references)
+
+
 ABSENT_PAPER = (
     "This project has no paper called “{name}”, so its papers cannot say what that paper states. "
     "Add the paper to the project, or ask without naming it."
@@ -741,6 +749,11 @@ class AnswerSession(StreamedAnswer):
                 yield word
             return
         absent = self.analysis.absent_name if self.analysis is not None else None
+        acting = self.analysis.acting_name if self.analysis is not None else None
+        if absent is None and acting is not None and not _spoken_of(acting, retrieval.references):
+            # "How does Chubby handle that?" in a project without Chubby, whose passages never name
+            # it: the previous turn's passages would pass for what Chubby does.
+            absent = acting
         if absent is not None and retrieval.searched_papers:
             # "How big is a chunk in the GFS paper?" in a project without GFS: other papers' passages
             # about chunks would pass for what that paper says.

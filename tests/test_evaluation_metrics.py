@@ -20,6 +20,7 @@ from benchmarks.evaluate import (
     fact_quoted_share,
     followup_resolved,
     gold_page_cited,
+    json_safe,
     load_questions,
     meets,
     needed_papers_at_evidence,
@@ -268,3 +269,10 @@ def test_generated_table_and_short_lines_read_back():
     assert "Marlin 0.850 0.760 0.802" in pdf_pages(table_pdf())[1]
     assert [page.strip() for page in pdf_pages(short_lines_pdf())] == SHORT_LINES
     assert table_pdf() == table_pdf()  # byte-identical, so a re-run finds the paper already ingested
+
+
+def test_results_json_writes_a_metric_over_no_questions_as_null():
+    nan = float("nan")
+    results = {"hybrid": {"answers": {"not_stated": nan, "gold_fact": 0.5}, "kinds": [nan]}}
+    written = json.dumps(json_safe(results), allow_nan=False)  # raises on a NaN left in
+    assert json.loads(written) == {"hybrid": {"answers": {"not_stated": None, "gold_fact": 0.5}, "kinds": [None]}}

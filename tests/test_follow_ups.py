@@ -171,3 +171,53 @@ def test_which_of_them_after_a_superlative_reads_the_table_the_previous_answer_q
     second = answer_question(project=sample_project, user=alice, question="Which of them removes the least?", chat=True)
     assert second.query == "Which filter removes the least?"
     assert "\u201cNo title 20k\u201d" in second.text
+
+
+# --- without a chat model: follow-ups the trial found ---------------------------------------------
+
+TINY_RAFT = [
+    "Tiny Raft: leader election. Tiny Raft elects a leader with randomized election timeouts. A follower "
+    "that hears no heartbeat within its election timeout becomes a candidate and requests votes. The "
+    "election timeout is chosen at random between 150 and 300 ms, so split votes are rare.",
+    "Tiny Raft: evaluation. On three servers Tiny Raft replicates 12,000 entries per second. When the "
+    "leader fails, a new leader is elected within 400 ms on average.",
+]
+
+
+@pytest.fixture
+def tiny_raft(alice, indexed_paper):
+    """alice's project "Tiny" with the one small paper "Tiny Raft"."""
+    from projects.services import add_papers_to_project, create_project
+
+    project = create_project(owner=alice, name="Tiny")
+    add_papers_to_project(project=project, papers=[indexed_paper(alice, TINY_RAFT, title="Tiny Raft")], user=alice)
+    return project
+
+
+def test_a_throughput_follow_up_quotes_the_rate_and_then_it_is_the_system(alice, tiny_raft):
+    answer_question(project=tiny_raft, user=alice, question="How does Tiny Raft elect a leader?", chat=True)
+    throughput = answer_question(project=tiny_raft, user=alice, question="What is the throughput?", chat=True)
+    assert throughput.status == "answered"
+    assert "12,000 entries per second" in throughput.text
+    failing = answer_question(project=tiny_raft, user=alice, question="What happens when it fails?", chat=True)
+    assert "throughput" not in failing.query
+    assert "a new leader is elected within 400 ms" in failing.text
+
+
+def test_a_timeout_follow_up_quotes_the_timeout(alice, tiny_raft):
+    answer_question(project=tiny_raft, user=alice, question="How does Tiny Raft elect a leader?", chat=True)
+    answer = answer_question(project=tiny_raft, user=alice, question="How long is the timeout?", chat=True)
+    assert answer.status == "answered"
+    assert "between 150 and 300 ms" in answer.text
+
+
+def test_a_follow_up_about_a_system_the_project_lacks_says_it_has_no_such_paper(alice, indexed_paper):
+    from projects.services import add_papers_to_project, create_project
+
+    project = create_project(owner=alice, name="Only Raft")
+    add_papers_to_project(project=project, papers=[indexed_paper(alice, RAFT_PAGES, title="Raft")], user=alice)
+    answer_question(project=project, user=alice, question=MEMBERSHIP, chat=True)
+    answer = answer_question(project=project, user=alice, question=FOLLOW_UP, chat=True)
+    assert answer.status == "not_stated"
+    assert answer.text.startswith("This project has no paper called \u201cChubby\u201d")
+    assert answer.references == []

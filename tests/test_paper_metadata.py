@@ -342,6 +342,26 @@ def test_papers_command_lists_and_filters(alice, library):
     assert out.getvalue().strip().endswith("1 paper")
 
 
+def test_papers_command_marks_a_paper_that_is_not_searched(alice, library):
+    from papers.models import Paper
+
+    failed = library["chubby"]
+    Paper.objects.filter(pk__in=[paper.pk for paper in library.values()]).update(index_status=Paper.IndexStatus.READY)
+    Paper.objects.filter(pk=failed.pk).update(
+        index_status=Paper.IndexStatus.FAILED, index_error="No text could be read from this PDF."
+    )
+    out = StringIO()
+    call_command("papers", "--user", "alice", stdout=out)
+    lines = {line.split()[0]: line for line in out.getvalue().splitlines() if line.startswith(" ")}
+    assert lines[str(failed.pk)].endswith("[failed: No text could be read from this PDF.]")
+    ready = [line for key, line in lines.items() if key != str(failed.pk)]
+    assert ready and not any("[" in line for line in ready)
+    out = StringIO()
+    call_command("papers", "--user", "alice", "--json", stdout=out)
+    record = next(r for r in json.loads(out.getvalue()) if r["id"] == failed.pk)
+    assert (record["index_status"], record["index_error"]) == ("failed", "No text could be read from this PDF.")
+
+
 def test_papers_command_refuses_a_year_that_is_no_number_in_plain_words(alice):
     from django.core.management.base import CommandError
 

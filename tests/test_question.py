@@ -10,6 +10,7 @@ from chat.question import (
     AnswerType,
     PaperRef,
     absent_paper,
+    acting_name,
     analyse_question,
     answer_name,
     asked_thing,
@@ -1467,3 +1468,47 @@ def test_why_after_what_a_thing_is_used_for_asks_why_it_is_used():
     assert analyse("Why?", ("What is Chubby used for in Bigtable?", (BIGTABLE.paper_id,))).query == (
         "Why is Chubby used in Bigtable?"
     )
+
+
+@pytest.mark.parametrize(
+    ("follow_up", "query"),
+    [
+        ("How long is the timeout?", "How long is the timeout in Raft?"),
+        ("What is the election timeout?", "What is the election timeout in Raft?"),
+    ],
+)
+def test_a_measure_the_previous_answer_spoke_of_is_that_papers(follow_up, query):
+    answer = "\u201cA follower that hears nothing before its election timeout becomes a candidate.\u201d [1]"
+    analysis = continued(follow_up, "How does Raft elect a leader?", answer)
+    assert analysis.query == query
+    assert analysis.named_paper_ids == (RAFT.paper_id,)
+
+
+def test_it_that_fails_is_the_system_not_the_measure_asked_before():
+    previous = [("How does Raft elect a leader?", (RAFT.paper_id,)), ("What is the throughput of Raft?", (2,))]
+    analysis = analyse("What happens when it fails?", *previous)
+    assert analysis.query == "What happens when Raft fails?"
+    # With no paper to stand for, "it" is left as it is rather than read as the throughput.
+    alone = analyse("What happens when it fails?", ("What is the throughput?", ()))
+    assert alone.query == "What happens when it fails?"
+    # A measure still is what "it" means where a measure can be meant.
+    assert analyse("How is it computed?", ("What similarity score is used for linking?", ())).query == (
+        "How is the similarity score computed?"
+    )
+
+
+@pytest.mark.parametrize(
+    ("question", "name"),
+    [
+        ("How does Chubby handle that?", "Chubby"),
+        ("And how would Apache Kafka do it?", "Apache Kafka"),
+        ("How does Raft handle that?", None),  # a paper of the project
+        ("How does it handle that?", None),
+        ("How do they handle that?", None),
+        ("What does Chubby use?", None),  # no system acting
+    ],
+)
+def test_a_name_acting_as_a_system_is_told_apart_from_the_projects_papers(question, name):
+    library = [paper for paper in LIBRARY if paper is not CHUBBY]
+    assert acting_name(question, library) == name
+    assert analyse_in(library, question).acting_name == name

@@ -516,6 +516,15 @@ def test_a_project_name_the_user_lacks_lists_the_projects_they_have_and_no_other
     assert "'Lab'" not in str(refused.value)
 
 
+def test_a_project_id_the_user_lacks_lists_the_projects_they_have_and_no_others(team):
+    lab = team["project"]
+    with pytest.raises(CommandError, match=rf"bob has no project '99999'\. Their projects: .*{lab.pk} \('Lab'\)"):
+        run("members", "99999", "--user", "bob")
+    with pytest.raises(CommandError) as refused:  # another user's project, by its id, is no project
+        run("members", str(lab.pk), "--user", "mallory")
+    assert "'Lab'" not in str(refused.value)
+
+
 def test_the_projects_command_exits_non_zero_on_failure(team):
     import subprocess
     import sys

@@ -32,6 +32,7 @@ def paper_record(paper: Paper) -> dict[str, Any]:
         "arxiv_id": paper.arxiv_id,
         "sources": cited.sources,
         "index_status": paper.index_status,
+        "index_error": paper.index_error if paper.index_status == Paper.IndexStatus.FAILED else "",
     }
 
 
@@ -78,5 +79,10 @@ class Command(BaseCommand):
         for record in records:
             who = record["first_author"] + (" et al." if len(record["authors"]) > 1 else "")
             where = ", ".join(str(part) for part in (record["venue"], record["year"]) if part)
-            self.stdout.write(f"{record['id']:>5}  {record['title']}  ({'; '.join(p for p in (who, where) if p)})")
+            line = f"{record['id']:>5}  {record['title']}  ({'; '.join(p for p in (who, where) if p)})"
+            if record["index_status"] != Paper.IndexStatus.READY:
+                # A paper that is not searched says so: "[failed: No text could be read ...]", "[queued]".
+                status = Paper.IndexStatus(record["index_status"]).label.lower()
+                line += f"  [{status}: {record['index_error']}]" if record["index_error"] else f"  [{status}]"
+            self.stdout.write(line)
         self.stdout.write(f"{len(records)} paper{'s' if len(records) != 1 else ''}")

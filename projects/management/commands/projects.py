@@ -49,16 +49,21 @@ def resolve_project(user: User, identifier: str | None, *, need: Role = Role.REA
         choices = list(named.filter(owner=user)[:1]) or list(named[:2])
         if len(choices) != 1:
             many = "more than one project" if choices else "no project"
-            projects = Project.objects.for_user(user).order_by("pk")[:MAX_LISTED_PROJECTS]
-            listing = ", ".join(f"{project.pk} ({project.name!r})" for project in projects) or "none"
             raise CommandError(
-                f"{user.username} has {many} named {identifier!r}; give its id. Their projects: {listing}."
+                f"{user.username} has {many} named {identifier!r}; give its id. Their projects: {_listing(user)}."
             )
         return get_project_for_user(user, choices[0].pk, need=need)
     except Http404:
-        raise CommandError(f"{user.username} has no project {identifier!r}.") from None
+        listing = _listing(user)
+        raise CommandError(f"{user.username} has no project {identifier!r}. Their projects: {listing}.") from None
     except AnnotagentError as exc:
         raise CommandError(exc.message) from None
+
+
+def _listing(user: User) -> str:
+    """*user*'s projects as "id ('name')", comma-separated (the first `MAX_LISTED_PROJECTS`), or "none"."""
+    projects = Project.objects.for_user(user).order_by("pk")[:MAX_LISTED_PROJECTS]
+    return ", ".join(f"{project.pk} ({project.name!r})" for project in projects) or "none"
 
 
 def _user(identifier: str) -> User:
