@@ -2000,6 +2000,92 @@ def _singulars(stems: Iterable[str]) -> set[str]:
     return {t.removesuffix("s") for t in stems}
 
 
+# "How many lines of code ...", "how many medical terms per paper", "the number of GFS clusters":
+# the counted noun phrase (up to three words, the last a plural; "of <noun>" after it).
+_COUNTED_PHRASE = re.compile(
+    r"\b(?:how\s+many|number\s+of)\s+(?P<phrase>(?:[\w-]+\s+){0,2}?[\w-]+s)\b"
+    r"(?:\s+of\s+(?:(?:each|every|the|a|an|all|its|their|one)\s+)?(?P<of>[a-z][\w-]+))?",
+    re.IGNORECASE,
+)
+# A number in digits (with a scale letter: "81.1M"), a whole number in words, or a symbol standing
+# for one ("more than N nodes").
+_COUNT_NUMBER = re.compile(
+    r"(?<![\w.])(?:\d+(?:,\d{3})*(?:\.\d+)?[kmb]?|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"twenty|dozen|hundred|thousand|hundreds|thousands|dozens|(?-i:[B-HJ-Z]))(?![\w.])",
+    re.IGNORECASE,
+)
+# Words that label a thing by its number ("line 3", "Figure 4"): a number after them counts nothing.
+_LABELLED_BY_NUMBER = re.compile(
+    r"\b(?:line|lines|figure|fig|table|section|step|phase|chapter|page|equation|eq|version|v|item|rule|case|"
+    r"experiment|study|cluster|node|server|machine|task|job|round|slot|ballot|term|index|id|number|no)\.?\s*$",
+    re.IGNORECASE,
+)
+_COUNT_PLAIN = frozenset(
+    "of in on at for to from by with and or than per each the a an about over under nearly roughly approximately "
+    "around some more less fewer at least most only just total overall".split()
+)
+
+
+def _counted_words(question: str) -> tuple[list[str], str] | None:
+    """The stemmed content words of the noun phrase a count question counts and the noun it counts
+    "of" ("How many lines of code ...?" -> (["line"], "code"); "How many client processes ...?" ->
+    (["client", "process"], "")); None when it counts nothing named (no plural noun after "how
+    many"). Terms as `terms` reads them ("cell-days" as itself and its parts)."""
+    match = _COUNTED_PHRASE.search(question)
+    if match is None:
+        return None
+    words = match["phrase"].split()
+    if words[0].casefold() in _COUNT_PLAIN | {"times", "more", "fewer", "percent"}:
+        return None
+    if re.fullmatch(_AUX, words[-1].casefold()):
+        return None
+    stems = [t for t in terms(" ".join(words)) if t not in _FUNCTION_STEMS]
+    of = next(iter(terms(match["of"])), "") if match["of"] else ""
+    return (stems, of) if stems else None
+
+
+_FUNCTION_STEMS = frozenset(_stem(w) for w in "the a an of in on per each total average".split())
+_PUNCTUATION = re.compile(r"[,.;:()\[\]\n]")
+
+
+def counts_asked_thing(text: str, question: str) -> bool:
+    """Whether *text* counts what *question* counts ("How many lines of code ...?"): a word of the
+    counted phrase and the noun it is "of" are in it (stemmed, word classes as one:
+    `with_classes`; "lay readers" may be "12 non-expert readers"), and a number in it counts that
+    thing, not another: a number that labels ("at line 3", "Figure 4") counts nothing, and a
+    number followed by nouns counts them ("two scenarios" is no count of data centers; "90,000
+    clients" counts the "client processes" asked about; "1.5M full text LaTeX parses" the papers
+    with "full text parsed from LaTeX"). A table row's number is its row's value. True when the
+    question counts nothing named."""
+    counted = _counted_words(question)
+    if counted is None:
+        return True
+    stems, of = counted
+    present = _singulars(with_classes(set(terms(text)), [*stems, of]))
+    if not _singulars(stems) & present or (of and of.removesuffix("s") not in present):
+        return False
+    first = text.split("\n", 1)[0]
+    if _TABLE_ROW.match(first) or _NUMERIC_ROW.match(first):
+        return True
+    for number in _COUNT_NUMBER.finditer(text):
+        if _LABELLED_BY_NUMBER.search(text[: number.start()]):
+            continue
+        clause = _PUNCTUATION.split(text[number.end() : number.end() + 80], maxsplit=1)[0]
+        nouns: list[str] = []
+        for word in re.findall(r"[A-Za-z][\w-]*", clause)[:4]:
+            if word.casefold() in _COUNT_PLAIN:
+                break
+            nouns.append(word)
+        if not nouns:
+            return True  # "(N = 84)", "84 of the", "totalling 84.": no noun of its own
+        # Its nouns may be the question's own words for the thing ("1.5M full text LaTeX parses"
+        # for "How many papers come with full text parsed from LaTeX?").
+        own = _singulars(with_classes(set(terms(" ".join(nouns))), stems))
+        if own & _singulars({*stems, *terms(question)}):
+            return True
+    return False
+
+
 def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> bool:
     """Whether *text* holds the kind of fact asked for: for a quantity, a number with one of the
     *asked* terms in the same text (a count, or a number of no telling unit, next to them:
@@ -2068,6 +2154,8 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
         if measure in ("count", ""):
             # A bare number says nothing of what it counts: it must stand by the asked thing's words.
             near = near and number_attached(text, measure, asked) and states_rate(text, analysis.query)
+        if measure == "count" and not counts_asked_thing(text, analysis.query):
+            return False
         if in_its_unit or as_bound:
             # "What 99th percentile latency did the benchmark show?" is not answered by "... typically
             # less than one second ...": a figure in the asked unit stands for the asked measure only

@@ -24,6 +24,7 @@ from chat.extractive import (
     cheap_scores,
     choose_evidence,
     compose_answer,
+    counts_asked_thing,
     embed_candidates,
     enumeration_fit,
     extreme_row,
@@ -2714,3 +2715,31 @@ def test_an_approximate_count_asks_for_the_counted_thing_not_the_corpus_it_is_in
         analysis,
         asked_terms(question),
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "question", "counts"),
+    [
+        ("The system is roughly 2000 lines of C++ code.", "How many lines of code does the library contain?", True),
+        # A number that labels counts nothing; a number's own noun says what it counts.
+        ("If the znode has the lowest sequence number at line 3, the client holds the lock.",
+         "How many lines of code does the client library contain?", False),
+        ("Divergent versions arise in two scenarios, such as data center failures.",
+         "Across how many data centers is a preference list spread?", False),
+        ("A Chubby cell consists of five servers known as replicas.", "How many servers make up a cell?", True),
+        ("we have seen 90,000 clients communicating directly with a master",
+         "What is the largest number of client processes seen talking to one master?", True),
+        ("A total of 24 Upworkers (9 male, 1 non-binary, and 14 female) participated in the study.",
+         "How many participants took part in the usability study?", True),
+        ("GROBID uses twelve interdependent sequence labeling models.", "How many separate models does GROBID chain?", True),
+        ("The preference list contains more than N nodes.", "How many nodes does the preference list contain?", True),
+        ("Citations are linked to other papers. Additionally, we provide 1.5M full text LaTeX parses.",
+         "How many papers come with full text parsed from LaTeX?", True),
+        ("active clients (direct) 22k", "How many clients were directly connected?", True),
+        # The counted thing itself must be there.
+        ("We used 35 machines to simulate 250 simultaneous clients.", "How many watches can a client register?", False),
+        ("Each replica keeps four variables.", "What does each replica keep?", True),  # counts nothing
+    ],
+)  # fmt: skip
+def test_a_count_is_of_the_thing_asked_for(text, question, counts):
+    assert counts_asked_thing(text, question) is counts
