@@ -1813,6 +1813,10 @@ _TEXT_LENGTH = re.compile(r"\b\d[\d,.]*\s+(?:lines|pages|words|characters|tokens
 _MOMENT_AFTER = re.compile(r"\s+into\b", re.IGNORECASE)
 
 
+# What follows a unitless number that makes it a share: a ratio ("108:1") or a part of a whole ("33 of 41").
+_SHARE_AROUND = re.compile(r"\s*(?::\s*\d|/\s*\d|(?:of|out\s+of|in)\s+(?:the\s+)?\d)", re.IGNORECASE)
+
+
 def quantity_fit(text: str, measure: str, counted: Collection[str] = ()) -> float:
     """How well the numbers of *text* fit a question asking for *measure* (`asked_measure`): 1.0
     for a number in a fitting unit (a count has none: "(N=10)"; a count in words counts too when
@@ -1829,6 +1833,14 @@ def quantity_fit(text: str, measure: str, counted: Collection[str] = ()) -> floa
     fitting = [q for q in found if units is None or q.unit in units]
     if measure == "count":
         fitting = [q for q in fitting if q.low.is_integer() and q.high.is_integer()]
+    if measure == "share":
+        # A share without a unit is a fraction ("0.93"), a ratio ("108:1") or a part of a whole
+        # ("33 of 41"), not a count ("approximately 1700 reduce tasks").
+        # In a table row a column of percentages may go without its sign ("FindLocation 64.3 65.8").
+        row = bool(_TABLE_ROW.match(text.split("\n", 1)[0]) or _NUMERIC_ROW.match(text.split("\n", 1)[0]))
+        fitting = [
+            q for q in fitting if q.unit or q.high <= 1 or (row and q.high <= 100) or _SHARE_AROUND.match(text, q.end)
+        ]
     if measure in ("time", "length"):
         # "killed 200 workers several minutes into the computation": a moment, not how long it took.
         fitting = [q for q in fitting if not _MOMENT_AFTER.match(text, q.end)]
@@ -1947,12 +1959,32 @@ _PLAIN_MODIFIERS = frozenset(
 )
 
 
+_NAMED_KINDS = (
+    r"(?:manufacturers?|vendors?|makers?|brands?|agenc(?:y|ies)|funders?|sponsors?|engines?|versions?|kernels?|"
+    r"checkers?|assistants?|universit(?:y|ies)|institutions?|organi[sz]ations?|products?|hash\s+functions?|"
+    r"compilers?|operating\s+systems?|programming\s+languages?)"
+)
+_ASKS_A_LANGUAGE = re.compile(r"\blanguages?\b", re.IGNORECASE)
+# Programming languages by name, for "In which programming language ...?".
+_PROGRAMMING_LANGUAGE = re.compile(
+    r"(?<![\w+#])(?:C\+\+|C#|Java|JavaScript|TypeScript|Python|Go|Golang|Rust|Erlang|Haskell|OCaml|Scala|Ruby|Perl|"
+    r"Lisp|Fortran|Kotlin|Swift|PHP|Lua|Julia|MATLAB|Sawzall|C)(?![\w+#])"
+)
 # An entity question whose answer is a name ("What tools ...?", "Who ...?"), not a kind of thing
 # ("Which filters ...?" is answered by "papers with no title").
 _ASKS_A_NAME = re.compile(
     r"^\s*(?:(?:and|so|then)\s+)?(?:(?:in|on|at|by|from|for|with|under)\s+)?(?:who|whom|(?:what|which)\s+(?:tools?|systems?|datasets?|models?|librar(?:y|ies)|"
     r"compan(?:y|ies)|services?|protocols?|languages?|algorithms?|names?|software|parsers?|hardware|frameworks?|"
-    r"platforms?|devices?|databases?|formats?|toolkits?|benchmarks?|corpus|corpora|metrics?))\b",
+    r"platforms?|devices?|databases?|formats?|toolkits?|benchmarks?|corpus|corpora|metrics?)|"
+    rf"(?:what|which)\s+(?:[\w-]+\s+){{0,2}}?{_NAMED_KINDS})\b",
+    re.IGNORECASE,
+)
+# "Which manufacturer ...?", "In which programming language ...?", "Which hash functions ...?": a
+# kind of thing only a name answers, and only a sentence that says the kind (or puts the name where
+# the question's preposition asks for it: "implemented in C++") says which name is of that kind.
+_ASKS_A_NAMED_KIND = re.compile(
+    rf"^\s*(?:(?:and|so|then)\s+)?(?:(?:in|on|at|by|from|for|with|under)\s+)?(?:what|which)\s+(?:[\w-]+\s+){{0,2}}?"
+    rf"{_NAMED_KINDS}\b",
     re.IGNORECASE,
 )
 
@@ -2086,6 +2118,15 @@ def counts_asked_thing(text: str, question: str) -> bool:
     return False
 
 
+# "What 99th-percentile latency ...?", "the 99.9th percentile": a percentile the figure must be of.
+_PERCENTILE = re.compile(r"\b(?P<n>\d+(?:\.\d+)?)(?:st|nd|rd|th)[\s-]*percentile\b", re.IGNORECASE)
+# "How long does X take to generate ...?", "How long did it take to train ...?": the doing timed.
+_TAKES_TO = re.compile(
+    r"\bhow\s+(?:long|much\s+time)\s+(?:does|did|do|will|would|can)\b[^?]*?\btake\s+to\s+(?P<verb>[a-z]{3,})\b",
+    re.IGNORECASE,
+)
+
+
 def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> bool:
     """Whether *text* holds the kind of fact asked for: for a quantity, a number with one of the
     *asked* terms in the same text (a count, or a number of no telling unit, next to them:
@@ -2116,6 +2157,19 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
             said = _singulars(text_terms)
             if not any(_singulars(terms(name)) & said for name in key_names):
                 return False
+        percentile = _PERCENTILE.search(analysis.query)
+        if percentile is not None and not re.search(
+            rf"(?<![\d.]){re.escape(percentile['n'])}(?:st|nd|rd|th)?[\s-]*(?:percentile|%ile)|\bp{re.escape(percentile['n'])}\b",
+            text,
+            re.IGNORECASE,
+        ):
+            # "What 99th-percentile latency ...?" is not answered by "the average request latency is 1.2ms".
+            return False
+        took = _TAKES_TO.search(analysis.query)
+        if took is not None and _stem(took["verb"].casefold()) not in text_terms:
+            # "How long does Paper Plain take to generate the gists?" is not answered by "participants
+            # averaged 5.19 seconds in each paper position": the time of doing what was asked.
+            return False
         if _ASKS_BOUND.search(analysis.query) and not (_LIMITS & text_terms or _BOUND.search(text)):
             # "What is the maximum number of files a directory can hold?" asks for a bound, which
             # "files open 12k" (a count seen) does not state; "a limit on file size (256kBytes)" does.
@@ -2209,6 +2263,10 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
                     re.search(rf"\b{lead['prep']}\s+(?:[\w-]+\s+){{0,3}}?{re.escape(n)}", text, re.IGNORECASE)
                     for n in new_names
                 )
+            elif _ASKS_A_LANGUAGE.search(analysis.query) and _PROGRAMMING_LANGUAGE.search(text):
+                new_name = True  # a language is known by its name: "Chubby's C++ client library"
+            elif _ASKS_A_NAMED_KIND.search(analysis.query):
+                return False  # "Which hash functions ...?" is not stated by "... whether an SSTable might ..."
             return new_name and len(rest & said) >= min(2, len(rest))
         return new_name and (near or len(key & text_terms) >= min(2, len(key)))
     if _WHY.search(analysis.query) and not _REASON.search(text):

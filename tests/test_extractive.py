@@ -2744,3 +2744,35 @@ def test_an_approximate_count_asks_for_the_counted_thing_not_the_corpus_it_is_in
 )  # fmt: skip
 def test_a_count_is_of_the_thing_asked_for(text, question, counts):
     assert counts_asked_thing(text, question) is counts
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "stated"),
+    [
+        # A share is a percentage, a fraction, a ratio or a part of a whole, not a count.
+        ("What fraction of the map tasks read their input locally?",
+         "The first batch was of approximately 1700 reduce tasks.", False),
+        ("What fraction of the map tasks read their input locally?", "Most map tasks (82%) read their input locally.", True),
+        ("What fraction of the map tasks read their input locally?", "33 of 41 map tasks read their input locally.", True),
+        ("What percentage of jobs used a Combiner function?", "Average map tasks per job 3,351", False),
+        # A percentile asked for is the figure's own.
+        ("What 99th-percentile latency did write requests see?",
+         "The average request latency is 1.2ms for three servers.", False),
+        ("What 99.9th percentile latency did writes see?", "The 99.9th percentile latencies are around 200 ms.", True),
+        # The time of doing what was asked.
+        ("How long does Paper Plain take to generate the gists?",
+         "Participants averaged 5.19 seconds in each paper position before moving.", False),
+        ("How long does Paper Plain take to generate the gists?", "Generating all gists takes about 40 seconds.", True),
+        # A kind only a name answers: the sentence must say the kind, or put the name where asked.
+        ("Which hash functions do Bloom filters use?",
+         "A Bloom filter allows us to ask whether an SSTable might contain any data.", False),
+        ("Which hash functions do Bloom filters use?", "The Bloom filters use the MurmurHash hash function.", True),
+        ("In which programming language are the master and chunkserver implemented?",
+         "Distributed garbage collection is hard in the context of programming languages.", False),
+        ("Which programming languages are used for the client library?",
+         "The C++ client library is 7000 lines.", True),
+        ("Which manufacturer made the disks?", "Each machine has two 80 GB 5400 rpm disks and PIII processors.", False),
+    ],
+)  # fmt: skip
+def test_a_share_a_percentile_a_timed_doing_and_a_named_kind_are_stated_only_as_asked(question, text, stated):
+    assert states(question, text) is stated
