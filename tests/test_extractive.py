@@ -2746,14 +2746,16 @@ def test_a_count_is_of_the_thing_asked_for(text, question, counts):
     assert counts_asked_thing(text, question) is counts
 
 
+LOCAL_SHARE = "What fraction of the map tasks read their input locally?"
+
+
 @pytest.mark.parametrize(
     ("question", "text", "stated"),
     [
         # A share is a percentage, a fraction, a ratio or a part of a whole, not a count.
-        ("What fraction of the map tasks read their input locally?",
-         "The first batch was of approximately 1700 reduce tasks.", False),
-        ("What fraction of the map tasks read their input locally?", "Most map tasks (82%) read their input locally.", True),
-        ("What fraction of the map tasks read their input locally?", "33 of 41 map tasks read their input locally.", True),
+        (LOCAL_SHARE, "The first batch was of approximately 1700 reduce tasks.", False),
+        (LOCAL_SHARE, "Most map tasks (82%) read their input locally.", True),
+        (LOCAL_SHARE, "33 of 41 map tasks read their input locally.", True),
         ("What percentage of jobs used a Combiner function?", "Average map tasks per job 3,351", False),
         # A percentile asked for is the figure's own.
         ("What 99th-percentile latency did write requests see?",
