@@ -58,13 +58,15 @@ def ingest_paths(
     user: User,
     paths: Iterable[Path],
     project_name: str | None = None,
+    project: Project | None = None,
     on_file: Callable[[Path, int, int], None] | None = None,
     on_notice: Callable[[str], None] | None = None,
     progress: ProgressCallback | None = None,
     force: bool = False,
 ) -> IngestReport:
     """Add every PDF under *paths* to *user*'s library and, with *project_name*, to that project
-    (created if missing), then index each paper that is not ready.
+    (the user's own of that name, created if missing) or to *project* (one the caller resolved;
+    Http404 or a role error when *user* may not add to it), then index each paper that is not ready.
 
     When the files outnumber the project's room, `on_notice` hears so before the first file (e.g.
     "15 files, room for 10 ...") and the files past the cap go to the library only
@@ -74,7 +76,11 @@ def ingest_paths(
     """
     report = IngestReport()
     files = find_pdfs(paths)
-    if project_name:
+    if project is not None:
+        # A project the caller resolved (by id, or a shared one by name): adding needs a writer.
+        report.project = get_project_for_user(user, project.pk, need=Role.WRITER)
+        project_name = project.name
+    elif project_name:
         # The user's own project of that name, checked like every other path: adding needs a writer.
         found = Project.objects.for_user(user).filter(owner=user, name=project_name).first()
         report.project = get_project_for_user(user, found.pk, need=Role.WRITER) if found else None

@@ -148,3 +148,40 @@ def test_a_cross_paper_question_is_answered_from_several_papers_with_exact_page_
     # References are numbered in the order the answer first cites them.
     first_seen = [int(n) for n in dict.fromkeys(re.findall(r"\[(\d+)\]", result["answer"]))]
     assert first_seen == sorted(first_seen)
+
+
+def _one_pdf(tmp_path, make_pdf):
+    path = tmp_path / "lease.pdf"
+    path.write_bytes(make_pdf(["Leases: a master holds a lease of twelve seconds and renews it."], title="Leases"))
+    return path
+
+
+def test_a_project_given_by_id_is_that_project_as_for_ask(alice, team_project, tmp_path, make_pdf, chunk_store):
+    call_command("ingest_papers", str(_one_pdf(tmp_path, make_pdf)), "--user", "alice", "--project",
+                 str(team_project.pk), stdout=io.StringIO())  # fmt: skip
+    assert not Project.objects.filter(name=str(team_project.pk)).exists()
+    assert [paper.title for paper in team_project.papers.all()] == ["Leases"]
+
+
+def test_a_shared_project_by_name_takes_a_writers_papers_and_refuses_a_readers(
+    bob, carol, team_project, tmp_path, make_pdf, chunk_store
+):
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError):  # carol reads "Lab": no private "Lab" of her own instead
+        call_command("ingest_papers", str(_one_pdf(tmp_path, make_pdf)), "--user", "carol", "--project", "Lab",
+                     stdout=io.StringIO())  # fmt: skip
+    assert Project.objects.filter(name="Lab").count() == 1
+    call_command("ingest_papers", str(_one_pdf(tmp_path, make_pdf)), "--user", "bob", "--project", "Lab",
+                 stdout=io.StringIO())  # fmt: skip
+    assert Project.objects.filter(name="Lab").count() == 1
+    assert team_project.papers.count() == 1
+
+
+def test_an_unknown_project_id_is_refused_not_created(alice, tmp_path, make_pdf):
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="alice has no project '9999'"):
+        call_command("ingest_papers", str(_one_pdf(tmp_path, make_pdf)), "--user", "alice", "--project", "9999",
+                     stdout=io.StringIO())  # fmt: skip
+    assert not Project.objects.filter(name="9999").exists()

@@ -1,4 +1,9 @@
-"""`manage.py ingest_papers PATH... --user USERNAME [--project NAME] [--force]`."""
+"""`manage.py ingest_papers PATH... --user USERNAME [--project NAME|ID] [--force]`.
+
+--project is read as `ask` and `projects` read it: an id, or the name of a project the user is a
+member of (their own first); a name they have none of is created as their own project. Adding to a
+shared project needs the writer role.
+"""
 
 from pathlib import Path
 from typing import Any
@@ -8,18 +13,22 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from indexing.ingest import ingest_paths
 from indexing.services import IndexProgress
+from projects.management.commands.projects import resolve_project
+from projects.models import Project, Role
 
 
 class Command(BaseCommand):
     help = (
         "Add PDFs (files or folders) to a user's library and, with --project, to that project "
-        "(created if missing); index them before returning. Exit code 1 if any file failed."
+        "(an id or a name; a new name is created); index them before returning. Exit code 1 if any file failed."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("paths", nargs="+", type=Path)
         parser.add_argument("--user", required=True, help="username of the library's owner")
-        parser.add_argument("--project", help="project name (created if missing)")
+        parser.add_argument(
+            "--project", help="project id or name (a name the user has no project of is created as theirs)"
+        )
         parser.add_argument(
             "--force", action="store_true", help="rebuild the chunks of papers that are already indexed too"
         )
@@ -48,10 +57,17 @@ class Command(BaseCommand):
         def on_notice(notice: str) -> None:
             self.stdout.write(self.style.WARNING(notice))
 
+        identifier = (options["project"] or "").strip()
+        project = None
+        if identifier.isdigit() or Project.objects.for_user(user).filter(name__iexact=identifier).exists():
+            # "--project 4" is project 4, as for `ask`; a shared project by its name is that project
+            # (a reader gets an error, not a private project of the same name).
+            project = resolve_project(user, identifier, need=Role.WRITER)
         report = ingest_paths(
             user=user,
             paths=options["paths"],
-            project_name=options["project"],
+            project_name=None if project is not None else identifier or None,
+            project=project,
             on_file=on_file,
             on_notice=on_notice,
             progress=progress,
