@@ -2119,7 +2119,10 @@ def counts_asked_thing(text: str, question: str) -> bool:
 
 
 # "What 99th-percentile latency ...?", "the 99.9th percentile": a percentile the figure must be of.
-_PERCENTILE = re.compile(r"\b(?P<n>\d+(?:\.\d+)?)(?:st|nd|rd|th)[\s-]*percentile\b", re.IGNORECASE)
+_PERCENTILE = re.compile(
+    r"\b(?P<n>\d+(?:\.\d+)?)(?:st|nd|rd|th)[\s-]*percentile\b|\bp(?P<p>9\d(?:\.\d+)?)\b", re.IGNORECASE
+)
+_MEDIAN = re.compile(r"\bmedian\b", re.IGNORECASE)
 # "How long does X take to generate ...?", "How long did it take to train ...?": the doing timed.
 _TAKES_TO = re.compile(
     r"\bhow\s+(?:long|much\s+time)\s+(?:does|did|do|will|would|can)\b[^?]*?\btake\s+to\s+(?P<verb>[a-z]{3,})\b",
@@ -2158,13 +2161,14 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
             if not any(_singulars(terms(name)) & said for name in key_names):
                 return False
         percentile = _PERCENTILE.search(analysis.query)
-        if percentile is not None and not re.search(
-            rf"(?<![\d.]){re.escape(percentile['n'])}(?:st|nd|rd|th)?[\s-]*(?:percentile|%ile)|\bp{re.escape(percentile['n'])}\b",
-            text,
-            re.IGNORECASE,
+        n = (percentile["n"] or percentile["p"]) if percentile is not None else ""
+        if n and not re.search(
+            rf"(?<![\d.]){re.escape(n)}(?:st|nd|rd|th)?[\s-]*(?:percentile|%ile)|\bp{re.escape(n)}\b", text, re.I
         ):
-            # "What 99th-percentile latency ...?" is not answered by "the average request latency is 1.2ms".
+            # "What 99th-percentile latency ...?", "p99 latency": not the average request latency.
             return False
+        if _MEDIAN.search(analysis.query) and not re.search(r"\bmedian\b|\b50th[\s-]*percentile\b|\bp50\b", text, re.I):
+            return False  # "What median election time ...?" is not answered by "timeouts of 150-300 ms"
         took = _TAKES_TO.search(analysis.query)
         if took is not None and _stem(took["verb"].casefold()) not in text_terms:
             # "How long does Paper Plain take to generate the gists?" is not answered by "participants

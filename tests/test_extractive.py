@@ -2778,3 +2778,17 @@ LOCAL_SHARE = "What fraction of the map tasks read their input locally?"
 )  # fmt: skip
 def test_a_share_a_percentile_a_timed_doing_and_a_named_kind_are_stated_only_as_asked(question, text, stated):
     assert states(question, text) is stated
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "stated"),
+    [
+        ("What is the p99 election latency?", "The median election took 412 ms.", False),
+        ("What is the p99 election latency?", "p99 election latency was 1630 ms.", True),
+        ("What is the median election time in milliseconds?",
+         "Election timeouts are chosen at random between 150 and 300 ms.", False),
+        ("What is the median election time in milliseconds?", "The median election time was 412 ms.", True),
+    ],
+)  # fmt: skip
+def test_a_median_or_a_p99_asked_for_is_the_figures_own(question, text, stated):
+    assert states(question, text) is stated
