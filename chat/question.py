@@ -836,11 +836,13 @@ def absent_paper(question: str, papers: Sequence[PaperRef]) -> str | None:
     return None
 
 
-# "How does Chubby handle that?", "And how would ZooKeeper do it?": a name acting as a system does.
+# "How does Chubby handle that?", "And how would ZooKeeper do it?", "How does Raft elect a leader?":
+# a name acting as a system does.
 _ACTING_NAME = re.compile(
-    r"^\W*(?:(?:and|so|but|then)\s+)?(?:how|why|when|where|what)\s+(?:does|do|did|would|can|could|will)\s+"
-    r"(?P<name>(?-i:[A-Z])[\w-]*(?:\s+(?-i:[A-Z])[\w-]*){0,2})\s+(?:handle|do|deal\s+with|solve|approach|manage|"
-    r"address|implement|achieve|avoid|support|guarantee|ensure|compare)\b",
+    r"^\W*(?:(?:and|so|but|then)\s+)?(?:(?:how|why|when|where)\s+(?:does|do|did|would|can|could|will)\s+"
+    r"(?P<name>(?-i:[A-Z])[\w-]*(?:\s+(?-i:[A-Z])[\w-]*){0,2})\s+(?-i:[a-z])[\w-]+"
+    r"|what\s+(?:does|do|did|would|can|could|will)\s+(?P<subject>(?-i:[A-Z])[\w-]*(?:\s+(?-i:[A-Z])[\w-]*){0,2})\s+"
+    r"(?:do|implement|achieve|avoid|support|guarantee|ensure)\b)",
     re.IGNORECASE,
 )
 
@@ -852,7 +854,7 @@ def acting_name(question: str, papers: Sequence[PaperRef]) -> str | None:
     match = _ACTING_NAME.match(question)
     if match is None:
         return None
-    name = match["name"]
+    name = match["name"] or match["subject"]
     words = {word.casefold() for word in name.split()}
     if words & (_PAPER_WORDS | _FUNCTION_WORDS | _ORDINAL_WORDS | {"i", "we", "you", "they", "it"}):
         return None

@@ -1505,6 +1505,7 @@ def test_it_that_fails_is_the_system_not_the_measure_asked_before():
         ("How does Raft handle that?", None),  # a paper of the project
         ("How does it handle that?", None),
         ("How do they handle that?", None),
+        ("How does Chubby elect a master?", "Chubby"),
         ("What does Chubby use?", None),  # no system acting
     ],
 )
