@@ -1050,10 +1050,8 @@ _WORD_NUMBERS = {
 _WORD_NUMBER = re.compile(r"\b(?:" + "|".join(_WORD_NUMBERS) + r")\b", re.IGNORECASE)
 # A count in words: a whole number word before the plural noun it counts ("ten participants",
 # "three replicas"; group 1), not a fraction ("a third of the requests").
-_WORD_COUNT = re.compile(
-    r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|dozen)\s+((?:[a-z]+-)?[a-z]{2,}s)\b",
-    re.IGNORECASE,
-)
+_WHOLE_NUMBER_WORDS = "two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|dozen"
+_WORD_COUNT = re.compile(rf"\b(?:{_WHOLE_NUMBER_WORDS})\s+((?:[a-z]+-)?[a-z]{{2,}}s)\b", re.IGNORECASE)
 # A count by a variable ("more than N nodes", "the top N nodes", "2f + 1 replicas", "N-1 clockwise
 # successor nodes"): a letter, or a letter with a coefficient or an offset, before the plural noun
 # it counts (group 1), a few modifiers between. Not "A" or "I", which are words.
@@ -1736,6 +1734,13 @@ _PER_TIME = re.compile(
 )
 
 
+def _is_row(text: str) -> bool:
+    """Whether *text*'s first line is a table row ("Marlin 0.850 0.760 0.802") or a row of numbers:
+    a candidate's `Sentence.readings` put its header and caption on the lines after it."""
+    first = text.split("\n", 1)[0]
+    return bool(_TABLE_ROW.match(first) or _NUMERIC_ROW.match(first))
+
+
 def number_attached(text: str, measure: str, asked: Collection[str], *, by_unit: bool = True) -> bool:
     """Whether a number of *text* that fits *measure* (`asked_measure`; digits, or for a count or an
     unnamed measure a number in words) stands within `_ATTACHMENT_WORDS` words, in its own sentence
@@ -1747,8 +1752,7 @@ def number_attached(text: str, measure: str, asked: Collection[str], *, by_unit:
     `Sentence.readings` (its header and caption on the lines after it), a question with no asked
     terms, and, where the question names no measure, a number with a unit ("64 MB" for "How large
     are GFS chunks?"), unless not *by_unit*."""
-    first = text.split("\n", 1)[0]
-    if not asked or _TABLE_ROW.match(first) or _NUMERIC_ROW.match(first):
+    if not asked or _is_row(text):
         return True
     units = next((fits for name, _, fits in _MEASURE_WORDS if name == measure), None)
     found = quantities(text)
@@ -1837,7 +1841,7 @@ def quantity_fit(text: str, measure: str, counted: Collection[str] = ()) -> floa
         # A share without a unit is a fraction ("0.93"), a ratio ("108:1") or a part of a whole
         # ("33 of 41"), not a count ("approximately 1700 reduce tasks").
         # In a table row a column of percentages may go without its sign ("FindLocation 64.3 65.8").
-        row = bool(_TABLE_ROW.match(text.split("\n", 1)[0]) or _NUMERIC_ROW.match(text.split("\n", 1)[0]))
+        row = _is_row(text)
         fitting = [
             q for q in fitting if q.unit or q.high <= 1 or (row and q.high <= 100) or _SHARE_AROUND.match(text, q.end)
         ]
@@ -2042,8 +2046,8 @@ _COUNTED_PHRASE = re.compile(
 # A number in digits (with a scale letter: "81.1M"), a whole number in words, or a symbol standing
 # for one ("more than N nodes").
 _COUNT_NUMBER = re.compile(
-    r"(?<![\w.])(?:\d+(?:,\d{3})*(?:\.\d+)?[kmb]?|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
-    r"twenty|dozen|hundred|thousand|hundreds|thousands|dozens|(?-i:[B-HJ-Z]))(?![\w.])",
+    rf"(?<![\w.])(?:\d+(?:,\d{{3}})*(?:\.\d+)?[kmb]?|{_WHOLE_NUMBER_WORDS}|hundreds?|thousands?|dozens|(?-i:[B-HJ-Z]))"
+    r"(?![\w.])",
     re.IGNORECASE,
 )
 # Words that label a thing by its number ("line 3", "Figure 4"): a number after them counts nothing.
@@ -2096,8 +2100,7 @@ def counts_asked_thing(text: str, question: str) -> bool:
     present = _singulars(with_classes(set(terms(text)), [*stems, of]))
     if not _singulars(stems) & present or (of and of.removesuffix("s") not in present):
         return False
-    first = text.split("\n", 1)[0]
-    if _TABLE_ROW.match(first) or _NUMERIC_ROW.match(first):
+    if _is_row(text):
         return True
     for number in _COUNT_NUMBER.finditer(text):
         if _LABELLED_BY_NUMBER.search(text[: number.start()]):
