@@ -1508,6 +1508,8 @@ _REASON = re.compile(
     r"\b(?:because|since|so that|so as to|in order to|due to|as a result|therefore|thus|hence|allows?|enables?|"
     r"lets?|reduces?|avoids?|prevents?|ensures?|helps?|simplif(?:y|ies)|makes?|improves?|lowers?|minimi[sz]es?|"
     r"tolerates?|benefits?|advantages?|motivat\w*|the reason|why)\b|^to \w+|\bfor \w+ing\b|"
+    # a consequence: "Raft RPCs are idempotent so this causes no harm"
+    r"\bso (?:this|that|it|they|there|no)\b|,\s*so\b|"
     # a purpose: "The fanout of three was chosen to balance bandwidth against convergence time."
     # (not a place: "when a new node is added to the system")
     r"\b(?:chosen|designed|used|intended|meant|needed|built|added|introduced|picked|selected|set|made) to "

@@ -951,13 +951,20 @@ _CLAUSE_IT = re.compile(
     re.IGNORECASE,
 )
 _GENERIC_OWNER = re.compile(r"\b(?:a|an|each|every|any)\s+[\w-]+", re.IGNORECASE)
+# "... if the server then gets the same RPC twice after it restarts?": the server, said before "it".
+_CLAUSE_OWNER = re.compile(r"\b(?:a|an|each|every|any|the)\s+[\w-]+", re.IGNORECASE)
 
 
 # "Why is it still safe to replay ...?": an "it" that stands for what follows, no paper or thing.
 _DUMMY_IT = re.compile(
     r"\b(?:is|was|isn't|wasn't)\s+it\s+(?:[a-z]+\s+){0,2}?(?:safe|possible|necessary|hard|easy|difficult|"
-    r"important|useful|enough|better|worse|worth|correct|okay|true|needed|required|cheaper|faster|slower)"
-    r"\s+(?:to|that|for)\b",
+    r"important|useful|enough|better|worse|worth|correct|okay|true|needed|required|cheaper|faster|slower|"
+    r"harmless|harmful|unsafe|acceptable|fine|reasonable|sufficient|unnecessary|impossible|feasible|desirable|"
+    r"costly|expensive|cheap|a\s+problem)\s+(?:to|that|for)\b"
+    # "Why is it harmless if the server gets the RPC twice?": a judgement of what the clause says
+    # ("Is it faster when ...?" may be the system).
+    r"|\b(?:is|was|isn't|wasn't)\s+it\s+(?:[a-z]+\s+)?(?:safe|unsafe|harmless|harmful|acceptable|fine|okay|"
+    r"correct|a\s+problem|possible|impossible|necessary)\s+(?:if|when|whether)\b",
     re.IGNORECASE,
 )
 # "Which of them ...?": one of the things the previous question asked for.
@@ -1416,7 +1423,7 @@ def _resolve_references(
         referred.extend(previous.focus)
         subject_it = True
     clause_it = _CLAUSE_IT.search(text)
-    if clause_it is not None and _GENERIC_OWNER.search(text[: clause_it.start()]):
+    if clause_it is not None and _CLAUSE_OWNER.search(text[: clause_it.start()]):
         clause_it = None  # "What should an application do if it needs ...?": the application
     if not referred and not named_papers(question, papers) and previous.focus and clause_it is not None:
         # "What happens when it becomes unavailable?" after "What does Bigtable use Chubby for?": the
@@ -1518,6 +1525,21 @@ _AND_NAME = re.compile(
     r"^\s*(?:and|what about|how about)\s+(?:the\s+)?(?P<name>(?-i:[A-Z][\w-]*)(?:\s+(?-i:[A-Z][\w-]*))?)\s*[?.!]*\s*$",
     re.IGNORECASE,
 )
+# "And the Specter baseline?": a noun phrase alone, with its article, asked of in place of another.
+_AND_THE_PHRASE = re.compile(
+    r"^\s*(?:and|what about|how about)\s+(?P<phrase>(?:the|a|an)\s+[\w-]+(?:\s+[\w-]+){0,3}?)\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
+# The subject of a do-question's verb: "What coefficient did [the reencountered-citation strategy] get
+# for ...?". The verb is the word that a preposition, an article or the question mark follows.
+_AUX_SUBJECT = re.compile(
+    r"\b(?:what|which|how\s+many|how\s+much)\b[^?]*?\b(?:did|does|do)\s+"
+    r"(?P<subject>(?:the|a|an)\s+[\w-]+(?:\s+[\w-]+){0,3}?)\s+(?P<verb>[a-z]+)"
+    r"(?=\s+(?:for|in|on|at|to|with|from|by|of|over|under|the|a|an|its|their|when|if|during|after|before)\b|\s*\?)",
+    re.IGNORECASE,
+)
+
+
 # "... differ in leader election?": the phrase a question closes on, after its preposition.
 _CLOSING_PHRASE = re.compile(
     r"\b(?:in|of|for|on|about|during|with|to)\s+(?:the\s+)?(?P<phrase>(?-i:[a-z])[\w-]*(?:\s+(?-i:[a-z])[\w-]*){0,3})"
@@ -1752,6 +1774,10 @@ def about_then_asked(question: str, papers: Sequence[PaperRef]) -> str:
     return f"{body} in {name}{asked[len(body) :].strip() or '?'}"
 
 
+# A follow-up said after the previous question, whole: "So how do they get around it? (after: ...)".
+_AFTER = " (after: "
+
+
 def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef], depth: int = 0) -> _Resolved:
     """*question* resolved against *history* (answered turns, oldest first)."""
     question = about_then_asked(question, papers)
@@ -1844,6 +1870,17 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
         # "And SCIENCEPARSE?" after "What is GROBID used for in S2ORC?": the same question of the other tool.
         query = _with_word_swapped(previous.query, name_before, other_name["name"])
         return _Resolved(query=query, focus=previous.focus, pool=previous.pool, comparison=previous.comparison)
+    other_subject = _AND_THE_PHRASE.match(question)
+    subject_before = _AUX_SUBJECT.search(previous.query) if other_subject is not None and not named_here else None
+    if subject_before is not None and other_subject is not None and not _MEASURE_THING.search(other_subject["phrase"]):
+        # "And the Specter baseline?" after "What coefficient did the reencountered-citation strategy
+        # get ...?": the same question, of the baseline in the subject's place. A verb that is the
+        # phrase's own noun ("the first pass of ..." for "And the second pass?") belongs to the subject.
+        old = subject_before["subject"]
+        if subject_before["verb"].casefold() == other_subject["phrase"].split()[-1].casefold():
+            old = f"{old} {subject_before['verb']}"
+        query = _with_word_swapped(previous.query, old, other_subject["phrase"])
+        return _Resolved(query=query, focus=previous.focus, pool=previous.pool, comparison=previous.comparison)
     other_thing = _WHAT_ABOUT_THING.match(question)
     closing = _CLOSING_PHRASE.search(previous.query) if other_thing is not None and not thing else None
     if other_thing is not None and (thing or closing) and not named_here:
@@ -1920,7 +1957,7 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
         # "So how do they get around it?" after "Bigtable co-mingles mutations ... in one commit log.
         # What goes wrong with that when the server dies ...?": "it" stands for a whole clause, which
         # no noun phrase replaces; the follow-up is asked after the previous question, said whole.
-        query = f"{text.rstrip()} (after: {previous.query})"
+        query = f"{text.rstrip()}{_AFTER}{previous.query})"
     else:
         query = _DO_IT.sub(verb_phrase, text) if verb_phrase else text
         if thing and not new_papers and _TOPIC_PRONOUN.search(query):
@@ -1983,7 +2020,8 @@ def analyse_question(question: str, *, history: Sequence[Turn], papers: Sequence
     analysis = QuestionAnalysis(
         question=question,
         query=resolved.query,
-        answer_type=classify_answer_type(resolved.query),
+        # "Does Bigtable compress it? (after: How much data does the imagery table hold?)" asks yes or no.
+        answer_type=classify_answer_type(resolved.query.split(_AFTER)[0]),
         named_paper_ids=focus,
         comparison=resolved.comparison or is_broad(resolved.query, names_a_paper=bool(resolved.focus)),
         broad=is_broad(resolved.query, names_a_paper=bool(resolved.focus)),

@@ -1426,6 +1426,9 @@ def test_a_why_question_is_answered_by_a_reason_not_by_naming_the_thing():
     assert scored_answer(placed, "Why is a quorbit given three positions?").status == Status.NOT_STATED
     purpose = [reference(1, 1, "Each quorbit is added to balance the load across the ring.", title="Zorblax")]
     assert scored_answer(purpose, "Why is a quorbit added?").status == Status.ANSWERED
+    # A consequence is a reason too: "... are idempotent so this causes no harm".
+    consequence = [reference(1, 1, "Fortunately, quorbit RPCs are idempotent so this causes no harm.", title="Zorblax")]
+    assert scored_answer(consequence, "Why is a repeated quorbit RPC harmless?").status == Status.ANSWERED
 
 
 def test_a_sentence_pointing_back_is_quoted_with_the_sentence_before_it():

@@ -1402,6 +1402,47 @@ def test_it_in_a_clause_after_a_generic_owner_is_that_owner():
     assert analysis.named_paper_ids == (1,)
 
 
+def test_it_after_a_noun_of_its_own_clause_is_that_noun_and_it_judging_a_clause_is_no_paper():
+    analysis = analyse(
+        "Why is it harmless if the server then gets the same RPC twice after it restarts?",
+        ("How does Raft deal with RPCs sent to a follower or candidate that has crashed?", (2,)),
+    )
+    assert analysis.query.startswith("Why is it harmless if the server then gets the same RPC twice after it restarts")
+    assert analysis.named_paper_ids == (2,)
+
+
+def test_a_follow_up_said_after_the_previous_question_keeps_its_own_answer_type():
+    previous = "How much data does the raw imagery table of Bigtable's preprocessing pipeline hold?"
+    analysis = analyse("Does Bigtable compress it?", (previous, (BIGTABLE.paper_id,)))
+    assert analysis.query.endswith(f"(after: {previous})")
+    assert analysis.answer_type == AnswerType.YES_NO
+
+
+@pytest.mark.parametrize(
+    ("previous", "follow_up", "query"),
+    [
+        (
+            "What coefficient did the reencountered-citation strategy get for the literature-review measure in Raft?",
+            "And the Specter baseline?",
+            "What coefficient did the Specter baseline get for the literature-review measure in Raft?",
+        ),
+        (
+            "What scheme does the first pass of Bigtable's compression use?",
+            "And the second pass?",
+            "What scheme does the second pass of Bigtable's compression use?",
+        ),
+    ],
+)
+def test_and_a_noun_phrase_asks_the_previous_question_of_it_in_its_subjects_place(previous, follow_up, query):
+    analysis = analyse(follow_up, (previous, (2,)))
+    assert analysis.query == query
+
+
+def test_and_a_measure_is_not_asked_in_the_subjects_place():
+    analysis = analyse("And the median?", ("What mean score did the Raft group get on the quiz?", (2,)))
+    assert "did the median get" not in analysis.query
+
+
 def test_it_asked_of_another_paper_is_the_thing_asked_before():
     analysis = analyse("How long is it in Chubby?", ("What is the initial timeout of a chunk lease in GFS?", (4,)))
     assert analysis.query == "How long is the initial timeout in Chubby?"
