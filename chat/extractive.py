@@ -1332,7 +1332,7 @@ _GENERIC_HEADS = frozenset(
     "tradeoff trade-off motivation contribution result finding limitation effect impact main key kind type "
     "design mechanism method technique strategy trouble issue risk danger consequence drawback disadvantage "
     "challenge weakness lesson outcome information thing detail complaint concern criticism feedback "
-    "reaction opinion".split()
+    "reaction opinion point stage moment".split()
 )
 
 
@@ -1343,8 +1343,28 @@ def asked_head(question: str) -> str:
     inter-annotator agreement kappa?" -> "kappa"); "" for other questions and for generic heads
     (`_GENERIC_HEADS`: "What is the purpose of ...?"). Memoised: `states_fact` asks it once per
     candidate sentence."""
-    found = next(_asked_phrases(question, (_WHAT_X, _WHAT_IS_X, _WHICH_X)), [])
+    match = next((m for m in (p.search(question) for p in (_WHAT_X, _WHAT_IS_X, _WHICH_X)) if m is not None), None)
+    if match is None:
+        return ""
+    found = [t for t in terms(_head_phrase(match.group(1))) if t not in _ASKING]
     return found[-1] if found and found[-1] not in _GENERIC_HEADS else ""
+
+
+# What follows an asked noun without naming it: a modifying phrase ("tools *for extracting content
+# from scientific PDFs*") or a participle ("the slowest leader election *observed*").
+_POST_MODIFIER = re.compile(r"\s+(?:for|from|in|on|with|by|at|during|under|between|among|that|which|who)\b.*$", re.I)
+_PARTICIPLES = frozenset("used given chosen taken seen shown made held built sent kept found known done".split())
+
+
+def _head_phrase(phrase: str) -> str:
+    """*phrase* (an asked phrase as a question words it) up to its head noun: "off-the-shelf tools for
+    extracting content from scientific PDFs" -> "off-the-shelf tools", "simple optimization
+    suggested" -> "simple optimization"."""
+    words = _POST_MODIFIER.sub("", phrase).split() or phrase.split()
+    last = words[-1].casefold() if words else ""
+    if len(words) >= 2 and (last in _PARTICIPLES or (len(last) >= 6 and last.endswith("ed"))):
+        words.pop()
+    return " ".join(words)
 
 
 # A year the question restricts itself to ("... receive in 2023?"), not the year of the paper it

@@ -13,6 +13,7 @@ from chat.extractive import (
     Sentence,
     Status,
     analysis_for,
+    asked_head,
     asked_measure,
     asked_terms,
     asks_about_funding,
@@ -2795,3 +2796,23 @@ def test_a_share_a_percentile_a_timed_doing_and_a_named_kind_are_stated_only_as_
 )  # fmt: skip
 def test_a_median_or_a_p99_asked_for_is_the_figures_own(question, text, stated):
     assert states(question, text) is stated
+
+
+@pytest.mark.parametrize(
+    ("question", "head"),
+    [
+        ("What was the slowest leader election observed in the experiments?", "elect"),
+        ("What is the simple optimization suggested for read-only commands?", "optim"),
+        ("Which other off-the-shelf tools for extracting content from PDFs do the authors mention?", "tool"),
+        ("Under which open-source license is Bigtable released?", "licens"),
+        ("At what point does the leader step down?", ""),
+    ],
+)
+def test_the_asked_head_is_the_noun_before_what_modifies_it(question, head):
+    assert asked_head(question) == head
+
+
+def test_a_sentence_naming_the_asked_noun_before_its_participle_states_the_fact():
+    refs = [reference(1, 1, "One simple optimization is for a leader to send a read-only command to one replica.")]
+    answer = scored_answer(refs, "What is the simple optimization suggested for read-only commands in Raft?")
+    assert answer.status == Status.ANSWERED
