@@ -1549,7 +1549,8 @@ _MEASURE_WORDS: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
         # "By how many percent does it cut latency?" asks for a share, not a time.
         "share",
         re.compile(
-            r"\b(?:percent|per cent|percentage|fraction|proportion|ratio|by how much|speed-?up|what share)\b|%"
+            # ("with 0% reads" is a condition the question gives, no share it asks for).
+            r"\b(?:percent|per cent|percentage|fraction|proportion|ratio|by how much|speed-?up|what share)\b|(?<!\d)%"
             # "How many times faster ...?" (a factor), not "How many times was it downloaded?" (a count)
             r"|\bhow many times\s+(?:[a-z]+er|more|less|fewer|as)\b",
             re.IGNORECASE,
@@ -1749,6 +1750,9 @@ _ATTACHMENT_WORDS = 4
 # Measures stated as an amount per unit of time, and a number so stated: "12,000 entries per
 # second", "16 GB/s", "100 Mbps", "2,000 ops/sec".
 _RATE_MEASURES = frozenset(_stem(w) for w in "throughput bandwidth".split())
+# "How fast do the compression schemes encode data?" asks for a rate ("encode at 100-200 MB/s"), as
+# "What throughput ...?" does; "How fast does a leader get elected?" is answered by a time too.
+_HOW_FAST_DOES = re.compile(r"\bhow (?:fast|quickly)\s+(?:does|do|did|can|could)\b", re.IGNORECASE)
 _PER_TIME = re.compile(
     rf"\b{_NUMBER}\s*(?:[kmgt]?b/s|[kmg]?bps|(?:[\w-]+\s+){{0,3}}(?:per|a|each|every)\s+(?:second|minute|hour|day)\b"
     r"|(?:[\w-]+\s*)?/\s*(?:s|sec|second|min|h|hr)\b)",
@@ -2246,7 +2250,7 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
             named = asked_phrase(analysis.query)
             which = [t for t in named if t not in _MEASURES and t not in _BOUND_TERMS] if _MEASURES & set(named) else []
             in_its_unit = in_its_unit and (not which or bool(with_classes(text_terms, which) & set(which)))
-        if set(asked) & _RATE_MEASURES and _PER_TIME.search(text):
+        if (set(asked) & _RATE_MEASURES or _HOW_FAST_DOES.search(analysis.query)) and _PER_TIME.search(text):
             # "What is the throughput?" is answered by "Tiny Raft replicates 12,000 entries per
             # second": a rate per unit of time is a throughput, by the question's other words if any.
             others_asked = key - _RATE_MEASURES

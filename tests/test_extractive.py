@@ -2816,3 +2816,14 @@ def test_a_sentence_naming_the_asked_noun_before_its_participle_states_the_fact(
     refs = [reference(1, 1, "One simple optimization is for a leader to send a read-only command to one replica.")]
     answer = scored_answer(refs, "What is the simple optimization suggested for read-only commands in Raft?")
     assert answer.status == Status.ANSWERED
+
+
+def test_how_fast_a_thing_is_done_is_answered_by_a_rate():
+    refs = [reference(1, 1, "Both compression passes are very fast: they encode at 100-200 MB/s on modern machines.")]
+    answer = scored_answer(refs, "How fast do the compression passes of Raft encode data?")
+    assert answer.status == Status.ANSWERED
+
+
+def test_a_percentage_the_question_gives_is_a_condition_not_the_measure_asked():
+    assert asked_measure("What throughput does a 3-server ensemble get with 0% reads?") != "share"
+    assert asked_measure("What % of requests are reads?") == "share"
