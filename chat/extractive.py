@@ -1332,7 +1332,7 @@ _GENERIC_HEADS = frozenset(
     "tradeoff trade-off motivation contribution result finding limitation effect impact main key kind type "
     "design mechanism method technique strategy trouble issue risk danger consequence drawback disadvantage "
     "challenge weakness lesson outcome information thing detail complaint concern criticism feedback "
-    "reaction opinion point stage moment".split()
+    "reaction opinion point stage moment name".split()
 )
 
 
@@ -1536,6 +1536,13 @@ _REASON = re.compile(
     r"(?!(?:the|a|an|its|their|this|that|these|those|each|every|all|any|one|some)\b)\w+",
     re.I,
 )
+# "What is X called?", "What was the step named?": a name asked for.
+_ASKS_WHAT_CALLED = re.compile(r"^(?:(?!\?).)*\bwhat\b(?:(?!\?).)*\b(?:called|named|termed|known as)\s*\?\s*$", re.I)
+# A term the text sets in quotation marks: the \u201csynod\u201d algorithm.
+_QUOTED_TERM = re.compile(r"[\u201c\"]([^\u201d\"]{2,40})[\u201d\"]")
+# A term the text gives a thing: "This process is called read repair".
+_CALLED_TERM = re.compile(r"\b(?:called|named|termed|known as)\s+(?:the\s+|a\s+|an\s+)?([\w-]+(?:\s+[\w-]+)?)", re.I)
+_DETERMINER_STEMS = frozenset({"the", "a", "an"})
 _WHY = re.compile(r"^\s*(?:and\s+|but\s+)?why\b|\band why\s*[?.!]*\s*$", re.I)
 _POLAR = re.compile(r"\b(?:not|no|never|only|always|cannot|must|does|do|is|are)\b", re.I)
 
@@ -2304,6 +2311,14 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
         return new_name and (near or len(key & text_terms) >= min(2, len(key)))
     if _WHY.search(analysis.query) and not _REASON.search(text):
         return False  # "Quorbits are small rings." names the thing but gives no reason for it
+    if _ASKS_WHAT_CALLED.search(analysis.query):
+        # "What is the consensus algorithm at the heart of Paxos called?" is answered by a name the
+        # question does not say ("the \u201csynod\u201d algorithm"), not by "The Paxos consensus algorithm ...".
+        question_words = {_stem(w.casefold()) for w in re.findall(r"[\w-]+", analysis.query)} | _DETERMINER_STEMS
+        found = names_in(text) + _QUOTED_TERM.findall(text) + _CALLED_TERM.findall(text)
+        named = [n for n in found if {_stem(w.casefold()) for w in re.findall(r"[\w-]+", n)} - question_words]
+        head = asked_head(analysis.query)
+        return bool(named) and (not head or head in text_terms)
     used = terms(asked_use(analysis.query))
     if used and kind == AnswerType.OTHER and used[-1] not in text_terms:
         return False  # "What does the pipeline use GROBID for?" is not stated by "The output of this pipeline ..."

@@ -2827,3 +2827,13 @@ def test_how_fast_a_thing_is_done_is_answered_by_a_rate():
 def test_a_percentage_the_question_gives_is_a_condition_not_the_measure_asked():
     assert asked_measure("What throughput does a 3-server ensemble get with 0% reads?") != "share"
     assert asked_measure("What % of requests are reads?") == "share"
+
+
+def test_what_a_thing_is_called_is_answered_by_a_name_the_question_does_not_say():
+    question = "What is the consensus algorithm at the heart of Raft called?"
+    quoted = [reference(1, 1, "At its heart is a consensus algorithm, the \u201csynod\u201d algorithm of [5].")]
+    assert scored_answer(quoted, question).status == Status.ANSWERED
+    echo = [reference(1, 1, "The Raft consensus algorithm is precisely the one described above, sent as messages.")]
+    assert scored_answer(echo, question).status == Status.NOT_STATED
+    called = [reference(1, 1, "This process is called read repair because it repairs stale replicas.")]
+    assert scored_answer(called, "What is the name of the step that updates stale replicas?").status == Status.ANSWERED
