@@ -714,7 +714,9 @@ def candidate_sentences(references: Sequence[Reference], *, acknowledgements: bo
             for k, text in enumerate(folded):
                 if k in rows:
                     headers[text] = header
-                elif text:
+                elif text and not (k - 1 in rows and k + 1 in rows and len(text.split()) <= 2):
+                    # A word or two between two rows ends the row label above ("Grobid 42.0 ... / NN"),
+                    # under the same header.
                     header = text if len(text) <= MAX_LINE_CHARS else ""
                 # A line is quoted whole only where it starts a sentence: never a fragment of prose.
                 starts = not previous or previous[-1] in ".!?:" or k in rows or k - 1 in rows

@@ -312,6 +312,12 @@ def test_table_rows_and_short_lines_are_candidates_quoted_as_lines():
     assert candidates["Erratum: n = 7 needs 4."].kind == "line"
 
 
+def test_a_row_after_a_label_wrapped_onto_its_own_line_keeps_the_tables_header():
+    text = "Table 2 evaluates the parsers.\nModel P R F1\nGrobid 40.6 38.3 39.1\nCRF\nRoBERTa 75.9 80.0 76.8\n"
+    candidates = {s.text: s for s in candidate_sentences([reference(1, 1, text)])}
+    assert candidates["RoBERTa 75.9 80.0 76.8"].context == "Model P R F1"
+
+
 def test_cjk_sentences_are_split_on_their_own_punctuation():
     text = "本文提出一种新的共识算法。领导者每隔五十毫秒发送一次心跳\uff01这样是否足够\uff1f"
     assert [s.text for s in candidate_sentences([reference(1, 1, text)])] == [
