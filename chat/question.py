@@ -1336,6 +1336,11 @@ def _resolve_references(
                 # "Were they accurate?", "Which universities were they from?" after a question about
                 # a study's participants: the participants.
                 return f"the {people[0]}"
+            subject = _AUX_SUBJECT.search(previous.query)
+            if match.group("group").casefold() == "they" and subject is not None and subject["subject"].endswith("s"):
+                # "How much RPC traffic did they produce?" after "How many requests did the group of 14
+                # busy Bigtable clusters handle?": the clusters, the previous question's subject.
+                return subject["subject"]
             if match.group("group").casefold() == "them" and len(previous.focus) == 1:
                 # "Which servers take them?" after "How does Raft keep its log short?": things the
                 # answer named (snapshots), not the paper or its authors; left as it is.
@@ -1534,7 +1539,7 @@ _AND_THE_PHRASE = re.compile(
 # for ...?". The verb is the word that a preposition, an article or the question mark follows.
 _AUX_SUBJECT = re.compile(
     r"\b(?:what|which|how\s+many|how\s+much)\b[^?]*?\b(?:did|does|do)\s+"
-    r"(?P<subject>(?:the|a|an)\s+[\w-]+(?:\s+[\w-]+){0,3}?)\s+(?P<verb>[a-z]+)"
+    r"(?P<subject>(?:the|a|an)\s+[\w-]+(?:\s+[\w-]+){0,5}?)\s+(?P<verb>[a-z]+)"
     r"(?=\s+(?:for|in|on|at|to|with|from|by|of|over|under|the|a|an|its|their|when|if|during|after|before)\b|\s*\?)",
     re.IGNORECASE,
 )
@@ -1774,6 +1779,36 @@ def about_then_asked(question: str, papers: Sequence[PaperRef]) -> str:
     return f"{body} in {name}{asked[len(body) :].strip() or '?'}"
 
 
+# "that service", "this tool": a thing of the kind the previous question asked for.
+_POINTED_NOUN = re.compile(r"\b(?:that|this|the same)\s+(?P<head>[a-z][\w-]*)\b", re.IGNORECASE)
+
+
+def _answer_pointed_at(
+    question: str, previous: str, answer: Turn | None, earlier: _Resolved, papers: Sequence[PaperRef]
+) -> _Resolved | None:
+    """*question* about the thing the previous answer named, when it points at it by the noun the
+    previous question asked for: "How many replicas does that service run?" after "Which
+    coordination service does Bigtable depend on?", answered from Chubby ("... a lock service
+    called Chubby"), asks it of Chubby. None otherwise."""
+    pointed = _POINTED_NOUN.search(question)
+    if answer is None or not answer.quotes or pointed is None:
+        return None
+    if classify_answer_type(previous) != AnswerType.ENTITY:
+        return None
+    if pointed["head"].casefold() not in {word.casefold() for word in _WORD.findall(previous)}:
+        return None
+    before, after = question[: pointed.start()], question[pointed.end() :]
+    other = [m.paper_id for m in mentions(answer.quotes[0], papers) if m.paper_id not in earlier.focus]
+    if other:
+        query = " ".join(f"{before}{_names(other[:1], papers)}{after}".split())
+        return _Resolved(query=query, focus=tuple(other[:1]), pool=earlier.pool, comparison=False)
+    name = answer_name(answer.quotes[0], previous, papers)
+    if name is None:
+        return None
+    query = _in_papers(" ".join(f"{before}{name}{after}".split()), earlier.focus, papers)
+    return _Resolved(query=query, focus=earlier.focus, pool=earlier.pool, comparison=False)
+
+
 # A follow-up said after the previous question, whole: "So how do they get around it? (after: ...)".
 _AFTER = " (after: "
 
@@ -1811,6 +1846,9 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
         earlier = _resolve(previous_question.text, history[:index], papers, depth + 1)
         if not earlier.focus:
             return standalone
+        pointed_at = _answer_pointed_at(question, previous_question.text, answer, earlier, papers)
+        if pointed_at is not None:
+            return pointed_at
         query = _the_pointed(question.strip(), asked_thing(previous_question.text, papers))
         used = _VERB_OBJECT_IT.search(query)
         if used is not None and len(earlier.focus) == 1:  # "... kept using it?": the paper's system

@@ -1443,6 +1443,29 @@ def test_and_a_measure_is_not_asked_in_the_subjects_place():
     assert "did the median get" not in analysis.query
 
 
+def test_they_after_a_question_about_things_are_those_things():
+    analysis = analyse(
+        "And how much outgoing RPC traffic did they produce?",
+        ("How many requests per second did the group of 14 busy Bigtable clusters handle?", (BIGTABLE.paper_id,)),
+    )
+    assert analysis.query.startswith("How much outgoing RPC traffic did the group of 14 busy Bigtable clusters produce")
+
+
+def test_that_kind_of_thing_after_an_entity_question_is_what_the_answer_named():
+    history = [
+        Turn("user", "Which external coordination service does Bigtable depend on to elect its master?"),
+        Turn(
+            "assistant",
+            "An answer.",
+            paper_ids=(BIGTABLE.paper_id,),
+            quotes=("Bigtable relies on a highly-available and persistent distributed lock service called Chubby.",),
+        ),
+    ]
+    analysis = analyse_question("How many replicas does that service usually run in each cell?", history=history, papers=LIBRARY)
+    assert analysis.query == "How many replicas does Chubby usually run in each cell?"
+    assert analysis.named_paper_ids == (CHUBBY.paper_id,)
+
+
 def test_it_asked_of_another_paper_is_the_thing_asked_before():
     analysis = analyse("How long is it in Chubby?", ("What is the initial timeout of a chunk lease in GFS?", (4,)))
     assert analysis.query == "How long is the initial timeout in Chubby?"
