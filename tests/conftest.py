@@ -200,6 +200,15 @@ def _isolated_media(settings, tmp_path):
 
 
 @pytest.fixture(autouse=True)
+def _fresh_cache():
+    # Rate-limit counters live in Django's cache by user id; on SQLite a later test's user may get
+    # an earlier test's id and inherit its count.
+    from django.core.cache import cache
+
+    cache.clear()
+
+
+@pytest.fixture(autouse=True)
 def _no_chat_model_by_default(settings):
     settings.OPENAI_API_KEY = ""
 

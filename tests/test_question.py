@@ -1461,7 +1461,9 @@ def test_that_kind_of_thing_after_an_entity_question_is_what_the_answer_named():
             quotes=("Bigtable relies on a highly-available and persistent distributed lock service called Chubby.",),
         ),
     ]
-    analysis = analyse_question("How many replicas does that service usually run in each cell?", history=history, papers=LIBRARY)
+    analysis = analyse_question(
+        "How many replicas does that service usually run in each cell?", history=history, papers=LIBRARY
+    )
     assert analysis.query == "How many replicas does Chubby usually run in each cell?"
     assert analysis.named_paper_ids == (CHUBBY.paper_id,)
 
