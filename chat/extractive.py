@@ -2004,6 +2004,9 @@ _NAMED_KINDS = (
     r"compilers?|operating\s+systems?|programming\s+languages?)"
 )
 _ASKS_A_LANGUAGE = re.compile(r"\blanguages?\b", re.IGNORECASE)
+_LANGUAGE_STEM = _stem("language")
+# Words a sentence names a programming language by: "implemented in Java", "lines of C++ code".
+_CODED = re.compile(r"\b(?:implement\w*|written|code|coded|programs?|librar(?:y|ies)|lines)\b", re.IGNORECASE)
 # Programming languages by name, for "In which programming language ...?".
 _PROGRAMMING_LANGUAGE = re.compile(
     r"(?<![\w+#])(?:C\+\+|C#|Java|JavaScript|TypeScript|Python|Go|Golang|Rust|Erlang|Haskell|OCaml|Scala|Ruby|Perl|"
@@ -2327,6 +2330,8 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
     head = asked_head(analysis.query) if kind in (AnswerType.OTHER, AnswerType.DEFINITION) else ""
     # "Under which open-source license ...?" is not stated by "... used as an input source ...":
     # a sentence naming the asked thing's modifier alone does not name the thing.
+    if head == _LANGUAGE_STEM and _PROGRAMMING_LANGUAGE.search(text) and _CODED.search(text):
+        return True  # "What implementation languages did MapReduce use?": "3800 lines of C++ code"
     if head:
         return head in text_terms
     asked_words = asked_phrase(analysis.query)

@@ -2843,3 +2843,11 @@ def test_what_a_thing_is_called_is_answered_by_a_name_the_question_does_not_say(
     assert scored_answer(echo, question).status == Status.NOT_STATED
     called = [reference(1, 1, "This process is called read repair because it repairs stale replicas.")]
     assert scored_answer(called, "What is the name of the step that updates stale replicas?").status == Status.ANSWERED
+
+
+def test_an_implementation_language_is_stated_by_code_in_a_named_language():
+    question = "What implementation languages did the Raft library use?"
+    coded = [reference(1, 1, "All these components are implemented in Java.")]
+    assert scored_answer(coded, question).status == Status.ANSWERED
+    uncoded = [reference(1, 1, "This paper presents the design and implementation of the Raft library.")]
+    assert scored_answer(uncoded, question).status == Status.NOT_STATED
