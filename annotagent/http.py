@@ -12,6 +12,7 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
+from django.views.defaults import page_not_found
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.request import Request
@@ -66,3 +67,12 @@ def fill_reason_phrases() -> None:
         return
     for status in HTTPStatus:
         twisted_http.RESPONSES.setdefault(status.value, status.phrase.encode("ascii"))
+
+
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponseBase:
+    """Django's 404 handler: for a path under /api/ that no route matches ("/api/projects/abc/"),
+    the API's JSON error (`{"error": {"code": "not_found", ...}}`) rather than the HTML page."""
+    if request.path.startswith("/api/"):
+        body = {"error": {"code": "not_found", "message": "No such API endpoint or object."}}
+        return JsonResponse(body, status=HTTPStatus.NOT_FOUND)
+    return page_not_found(request, exception)

@@ -17,3 +17,6 @@ urlpatterns = [
     path("notes/", include("notes.urls")),
     path("", include("projects.urls")),
 ]
+
+# An unmatched path under /api/ answers with the API's JSON error, not the HTML page.
+handler404 = "annotagent.http.not_found"

@@ -392,7 +392,11 @@ def _admitted(
     if mine:
         names = author_names(user)
         if not names:
-            raise NoAuthorNamesError("Set the names you publish under in your profile first.")
+            raise NoAuthorNamesError(
+                "Set the names you publish under first: on the library's author names page "
+                "(/papers/author-names/), or with "
+                "`manage.py papers --user NAME --set-author-names 'A. Smith, Alice Smith'`."
+            )
         criteria = replace(criteria, authors=(*criteria.authors, *names))
     if within is not None:
         inside = set(within.values_list("pk", flat=True))

@@ -243,3 +243,12 @@ def test_the_openapi_schema_validates(tmp_path):
 def test_the_schema_and_docs_are_served(client):
     assert client.get("/api/schema/").status_code == HTTPStatus.OK
     assert client.get("/api/docs/").status_code == HTTPStatus.OK
+
+
+def test_an_api_path_no_route_matches_is_a_json_404_and_a_page_path_stays_html(alice, api_client_for, client):
+    response = api_client_for(alice).get("/api/projects/abc/")
+    assert response.status_code == HTTPStatus.NOT_FOUND
+    assert response.json()["error"]["code"] == "not_found"
+    page = client.get("/no-such-page/")
+    assert page.status_code == HTTPStatus.NOT_FOUND
+    assert page["Content-Type"].startswith("text/html")

@@ -342,6 +342,19 @@ def test_papers_command_lists_and_filters(alice, library):
     assert out.getvalue().strip().endswith("1 paper")
 
 
+def test_papers_command_says_how_to_set_author_names_and_sets_them(alice, library):
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="--set-author-names"):
+        call_command("papers", "--user", "alice", "--mine", stdout=StringIO())
+    out = StringIO()
+    call_command(
+        "papers", "--user", "alice", "--set-author-names", "S. Ghemawat", "--mine", "--before", "2005", stdout=out
+    )
+    assert out.getvalue().startswith("Author names of alice: S. Ghemawat")
+    assert "The Google File System" in out.getvalue()
+
+
 def test_papers_command_marks_a_paper_that_is_not_searched(alice, library):
     from papers.models import Paper
 

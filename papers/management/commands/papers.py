@@ -15,7 +15,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from annotagent.errors import AnnotagentError
 from papers.metadata import MetadataFilter, parse_year
 from papers.models import Paper
-from papers.services import library_papers
+from papers.services import library_papers, set_author_names
 
 
 def paper_record(paper: Paper) -> dict[str, Any]:
@@ -49,12 +49,25 @@ class Command(BaseCommand):
         parser.add_argument("--venue", default="", help="text in the venue (OSDI, SOSP, ...)")
         parser.add_argument("--text", default="", help="text in the title, authors or venue, or in the full text")
         parser.add_argument("--mine", action="store_true", help="papers listing one of the user's author names")
+        parser.add_argument(
+            "--set-author-names",
+            metavar="NAMES",
+            help="set the names the user publishes under ('A. Smith, Alice Smith'; '' clears), for --mine",
+        )
         parser.add_argument("--json", action="store_true", help="print a JSON list")
 
     def handle(self, *args: Any, **options: Any) -> None:
         user = get_user_model().objects.filter(username=options["user"]).first()
         if user is None:
             raise CommandError(f"No user named {options['user']!r}.")
+        if options["set_author_names"] is not None:
+            try:
+                profile = set_author_names(user=user, names=options["set_author_names"])
+            except AnnotagentError as exc:
+                raise CommandError(exc.message) from exc
+            self.stdout.write(f"Author names of {user.username}: {', '.join(profile.names) or '(none)'}")
+            if not options["mine"]:
+                return
         try:
             criteria = MetadataFilter(
                 first_author=options["first_author"],
