@@ -1028,7 +1028,8 @@ _UNITS = {
 }  # fmt: skip
 # A currency sign before the number ("$35", "€1.2") is its unit.
 _CURRENCY_SIGNS = {"$": "$", "€": "€", "£": "£"}
-_NUMBER = r"\d+(?:,\d{3})*(?:\.\d+)?"
+# Scientific notation too: "a maximum learning rate of 1e-5" is 0.00001, not 5.
+_NUMBER = r"\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+(?!\d|\.\d))?"
 _UNIT = "|".join(sorted((re.escape(u) for u in _UNITS), key=len, reverse=True))
 _QUANTITY = re.compile(
     rf"(?<![\w.])(?:(?P<between>between)\s+)?(?P<low>{_NUMBER})(?:\s*(?P<unit1>{_UNIT})\b)?"

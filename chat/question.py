@@ -932,12 +932,20 @@ _RESEARCH_VERBS = (
     r"find|found|propose|argue|claim|show|conclude|evaluate|measure|study|report|write|recruit|suggest|"
     r"compare|test|survey|interview|describe|present|introduce|mean|say|think|believe|cite|use|build|implement"
 )
+# What the authors of a paper did in making it, beside `_RESEARCH_VERBS`.
+_AUTHOR_CHOICES = (
+    r"choose|chose|pick|select|decide|adopt|design|develop|train|run|collect|analy[sz]e|set|tune|need|want|pay|"
+    r"ask|give|define|modify|change|replace|make|get|do|obtain|achieve|release|publish|extend|add|include|exclude"
+)
 _THING_THEY = re.compile(
     r"\bof\s+them\b|\bthey(?=\s+(?:are|were)\b)|\b(?:are|were)\s+they\b"
     # "How did participants rate them?": "them" as the object of a verb done to things.
     r"|\b(?!(?:of|ask|asked|tell|told|pay|paid|give|gave|recruit|recruited|interview|interviewed|thank|thanked|"
     r"let|help|helped)\b)[a-z]{3,}\s+them\b"
-    rf"|\b(?:do|can|will|would)\s+they(?=\s+(?!(?:{_RESEARCH_VERBS})\b)[a-z]+\b)",
+    rf"|\b(?:do|can|will|would)\s+they(?=\s+(?!(?:{_RESEARCH_VERBS})\b)[a-z]+\b)"
+    # "How often did they wear it?" after a question about a study's participants: a thing the
+    # people did, not a choice its authors made ("Why did they choose ...?").
+    rf"|\bdid\s+they(?=\s+(?!(?:{_RESEARCH_VERBS}|{_AUTHOR_CHOICES})\b)[a-z]+\b)",
     re.IGNORECASE,
 )
 # "How long does it take?", "What does it cost?": "it" as the subject of a verb that measures it.
@@ -1545,6 +1553,10 @@ _AUX_SUBJECT = re.compile(
 )
 
 
+# "How many participants did the study recruit?": the verb a do-question closes on.
+_CLOSING_VERB = re.compile(r"\b(?:did|does|do)\s+\S.*?\s(?P<verb>[a-z]+)\s*\?\s*$", re.IGNORECASE)
+
+
 # "... differ in leader election?": the phrase a question closes on, after its preposition.
 _CLOSING_PHRASE = re.compile(
     r"\b(?:in|of|for|on|about|during|with|to)\s+(?:the\s+)?(?P<phrase>(?-i:[a-z])[\w-]*(?:\s+(?-i:[a-z])[\w-]*){0,3})"
@@ -2006,10 +2018,19 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
             # "How long did the evaluation take?" is "How long did the evaluation take?", not "...
             # long the evaluation take take?".
             said = {word.casefold() for word in _WORD.findall(text)}
-            topic = [word for word in noun_phrase.split() if word.casefold() not in said] or noun_phrase.split()
+            # Nor the previous question's closing verb: "How often did the participants wear it?"
+            # after "How many participants did the study recruit?" wears no "recruit"; with nothing
+            # else left, "it" stays as it is (the paper the query is put in says where).
+            closing_verb = _CLOSING_VERB.search(previous.query) if _VERB_OBJECT_IT.search(query) else None
+            if closing_verb is not None and closing_verb["verb"].casefold() not in said:
+                said.add(closing_verb["verb"].casefold())
+                topic = [word for word in noun_phrase.split() if word.casefold() not in said]
+            else:
+                topic = [word for word in noun_phrase.split() if word.casefold() not in said] or noun_phrase.split()
             while len(topic) > 1 and topic[-1].casefold() in _FUNCTION_WORDS:
                 topic.pop()
-            query = _TOPIC_PRONOUN.sub(" ".join(topic), query)
+            if topic:
+                query = _TOPIC_PRONOUN.sub(" ".join(topic), query)
     query = _strip_lead(query)
     focus = new_papers
     if not focus and previous.focus and not subject_it:

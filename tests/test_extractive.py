@@ -354,6 +354,14 @@ def test_a_thousands_or_millions_suffix_is_part_of_the_number():
     assert "31k" in answer.text
 
 
+def test_a_number_in_scientific_notation_is_one_number():
+    rates = quantities("a maximum learning rate of 1e-5, 2e-5, 3e-5, or 5e-5.")
+    assert [q.low for q in rates] == [1e-5, 2e-5, 3e-5, 5e-5]
+    assert quantities("1.5e-3s") == [Quantity(0.0015, 0.0015, "s")]
+    assert quantities("between 1e-5 and 5e-5") == [Quantity(1e-5, 5e-5, "")]
+    assert quantities("version 1e-5a") == []  # an identifier, no number
+
+
 def test_ranges_are_one_quantity_with_their_unit():
     assert quantities("timeouts of 150-300ms") == [Quantity(150, 300, "ms")]
     assert quantities("between 150 and 300 milliseconds") == [Quantity(150, 300, "ms")]

@@ -1211,6 +1211,16 @@ def test_they_after_a_plural_noun_of_the_same_question_is_that_noun_and_their_th
     assert authors.query == "What is Raft's leader election timeout?"
 
 
+def test_they_doing_what_a_studys_people_do_are_the_people_and_it_is_no_verb_of_before():
+    study = ("How many participants did Raft recruit?", (RAFT.paper_id,))
+    # Wearing is the participants' doing; choosing the authors'. "it" is no "recruit": it stays,
+    # in the paper the study is of.
+    assert analyse("How often did they wear it?", study).query == "How often did the participants wear it in Raft?"
+    assert analyse("Why did they choose 43?", study).query == "Why did Raft choose 43?"
+    # "that" as the subject still carries the previous question's verb.
+    assert "recruit" in analyse("How long did that take?", study).query
+
+
 @pytest.mark.parametrize(
     ("previous", "follow_up", "query"),
     [
