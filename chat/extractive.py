@@ -1126,7 +1126,8 @@ def _quantities(text: str) -> tuple[Quantity, ...]:
             low, high = round(low * 1e9, 3), round(high * 1e9, 3)
         if not unit and match.start() > 0:
             unit = _CURRENCY_SIGNS.get(text[match.start() - 1], "")
-        year_like = not unit and low == high and low.is_integer() and 1900 <= low <= 2099
+        # "2,000 total requests" is no year: a year is written without a thousands separator.
+        year_like = not unit and low == high and low.is_integer() and 1900 <= low <= 2099 and "," not in match["low"]
         if year_like and not _counts_after(text, match.end()):
             continue
         found.append(Quantity(low, high, unit, match.start(), match.end()))
@@ -2938,14 +2939,20 @@ def _acronym(title: str) -> str:
     return "".join(w[0] for w in words if w.lower() not in {"the", "a", "an", "of", "for", "on", "in"}).casefold()
 
 
-def missing_names(analysis: QuestionAnalysis, texts: Sequence[str], titles: Sequence[str]) -> list[str]:
+def missing_names(
+    analysis: QuestionAnalysis, texts: Sequence[str], titles: Sequence[str], mentioned: Collection[str] = ()
+) -> list[str]:
     """Names in the question (`_named_things`) that none of *texts* (the passages) and none of the
-    *titles* contains, nor a title's acronym ("GFS" for "The Google File System"), and the years it
+    *titles* contains, nor a title's acronym ("GFS" for "The Google File System"), nor *mentioned*
+    (names the caller found elsewhere in the papers' text: "the Yahoo! coordination kernel" is
+    ZooKeeper, whose paper says Yahoo! on other pages than the passage), and the years it
     asks about ("... receive in 2023?") that no passage names: a figure from another year does not
-    answer it. A follow-up's rewrite is held only to the names its own words say: "What's the
-    equivalent rule on the ZooKeeper side?" after a question about Chubby's KeepAlives asks about
-    ZooKeeper's rule, which need not be called a KeepAlive."""
+    answer it. A name of hyphenated names ("the Fischer-Lynch-Paterson result") is there when most
+    of its names are ("Fischer, Lynch, and Patterson"). A follow-up's rewrite is held only to the
+    names its own words say: "What's the equivalent rule on the ZooKeeper side?" after a question
+    about Chubby's KeepAlives asks about ZooKeeper's rule, which need not be called a KeepAlive."""
     haystack = " ".join(texts).casefold() + " " + " ".join(titles).casefold()
+    elsewhere = {name.casefold() for name in mentioned}
     acronyms = {_acronym(title) for title in titles}
     # Question analysis leaves the names of the papers a question names ("Raft", "Ongaro") out of its
     # key terms: such a name says which paper to read, not a thing the passages must name.
@@ -2959,8 +2966,20 @@ def missing_names(analysis: QuestionAnalysis, texts: Sequence[str], titles: Sequ
         and name.casefold().removesuffix("s") not in haystack
         and not (terms(name) and set(terms(name)) <= haystack_terms)  # "PDFs" where passages say "PDF"
         and name.casefold() not in acronyms
+        and name.casefold() not in elsewhere
+        and not _most_names_in(name, haystack)
         and (not key or any(t in key for t in terms(name)))
     ] + [year for year in _ASKED_YEAR.findall(analysis.query) if not re.search(rf"\b{year}\b", haystack)]
+
+
+def _most_names_in(name: str, haystack: str) -> bool:
+    """Whether *name* is hyphenated names ("Fischer-Lynch-Paterson", each capitalised) most of which
+    the case-folded *haystack* holds as words."""
+    parts = name.split("-")
+    if len(parts) < 2 or not all(part[:1].isupper() and len(part) > 1 for part in parts):
+        return False
+    held = sum(re.search(rf"\b{re.escape(part.casefold())}\b", haystack) is not None for part in parts)
+    return held * 2 > len(parts)
 
 
 # Prepositions whose phrase says which figure is asked for: "across *continents*", "on a
@@ -3120,6 +3139,7 @@ def compose_answer(
     texts: Sequence[str] = (),
     chosen: Sequence[Scored] | None = None,
     unanswered: Sequence[QuestionAnalysis] = (),
+    mentioned: Mapping[int, Collection[str]] | None = None,
 ) -> ExtractiveAnswer:
     """The extractive answer for *scored* candidates: quotes of `choose_evidence`, each `[N]`-cited
     and flagged supported when it states the kind of fact asked for. Status: answered (every quote
@@ -3130,7 +3150,8 @@ def compose_answer(
     the citation labels by paper id; *texts* the passages' texts (default: the candidates');
     *chosen* the quotes when the caller chose them (`choose_part_evidence`), *unanswered* the
     sub-questions none of them states: the answer is then partly answered and says, for each, that
-    the papers do not state it."""
+    the papers do not state it. *mentioned*: by paper id, names of the question that paper's text
+    holds outside the passages; those of the quoted papers are not missing (see `missing_names`)."""
     candidates = [s.candidate for s in scored]
     chosen = choose_evidence(scored, analysis) if chosen is None else list(chosen)
     chosen = _without_repeats(_with_headers(_with_context(chosen, scored, analysis)))
@@ -3138,7 +3159,8 @@ def compose_answer(
         return ExtractiveAnswer(text="", status=Status.NOT_STATED)
     labels = titles or {}
     passages = texts or [c.text for c in candidates]
-    missing = missing_names(analysis, passages, [c.title for c in candidates])
+    elsewhere = {name for s in chosen for name in (mentioned or {}).get(s.candidate.paper_id, ())}
+    missing = missing_names(analysis, passages, [c.title for c in candidates], elsewhere)
     stated = any(s.states for s in chosen)
     if missing and not _asks_beyond(analysis, missing):
         stated = False

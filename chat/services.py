@@ -48,6 +48,8 @@ from chat.extractive import (
     embed_candidates,
     fallback_candidates,
     joined_with_and,
+    looks_like_bibliography,
+    missing_names,
     not_stated_in,
     not_stated_sentence,
     score_candidates,
@@ -77,6 +79,7 @@ from indexing.retrieval import Focus, Reference, Retrieval, retrieve_passages
 from indexing.store import ChunkStoreError
 from papers.citation import PaperLabel, author_year_citation, paper_bibtex, paper_labels
 from papers.figures import first_mentioned
+from papers.fulltext import TextMatch, find_text
 from papers.models import Figure, Paper
 from papers.services import author_names
 from projects.models import Project, papers_to_search
@@ -348,11 +351,15 @@ def extractive_answer(
     query_embedding: np.ndarray | None = None,
     analysis: QuestionAnalysis | None = None,
     labels: dict[int, str] | None = None,
+    papers: Sequence[Paper] = (),
 ) -> ExtractiveAnswer:
     """Compose the extractive answer for *references* (see `chat.extractive`); *refusal* (status
     not stated) when there is no passage. *query_embedding* is the question's embedding when
     retrieval already computed it; *analysis* the question's analysis (default: the question alone,
-    `chat.extractive.analysis_for`); *labels* the citation label of each paper id."""
+    `chat.extractive.analysis_for`); *labels* the citation label of each paper id. *papers*: the
+    papers the passages come from, whose full text is searched for a name of the question no
+    passage holds before the answer says the papers do not mention it (a chunk index that cannot
+    be read then leaves the name missing)."""
     if not references:
         return ExtractiveAnswer(text=refusal, status=Status.NOT_STATED)
     if analysis is None:
@@ -382,7 +389,10 @@ def extractive_answer(
     if chosen is None:
         chosen = with_table_pointed_to(choose_evidence(scored, analysis), references)
         chosen = with_extreme_row(chosen, candidates, analysis)
-    answer = compose_answer(scored, analysis, titles=labels, texts=passages, chosen=chosen, unanswered=unanswered)
+    mentioned = _mentioned_elsewhere(analysis, passages, references, papers)
+    answer = compose_answer(
+        scored, analysis, titles=labels, texts=passages, chosen=chosen, unanswered=unanswered, mentioned=mentioned
+    )
     if answer.text:
         return answer
     # A passage qualified, so never "not covered": quote its best candidates as related.
@@ -394,6 +404,43 @@ def extractive_answer(
         status=Status.NOT_STATED,
         sentences=[AnswerSentence(text=line, not_stated=True)],
     )
+
+
+def _mentioned_elsewhere(
+    analysis: QuestionAnalysis, passages: Sequence[str], references: Sequence[Reference], papers: Sequence[Paper]
+) -> dict[int, list[str]]:
+    """By paper id, the names of the question no passage holds (`missing_names`) that the full text
+    of that paper, one of *papers* the *references* come from, holds outside its bibliography
+    (where "research.microsoft.com" says nothing of Microsoft)."""
+    cited = {ref.paper_id for ref in references}
+    searched = [paper for paper in papers if paper.pk in cited]
+    found: dict[int, list[str]] = {}
+    if not searched:
+        return found
+    for name in missing_names(analysis, passages, [ref.title for ref in references]):
+        try:
+            matches = find_text(searched, name)
+        except AnnotagentError:
+            logger.warning("Full-text search for %r failed; the name counts as not mentioned", name)
+            continue
+        for paper_id, match in matches.items():
+            if _in_prose(match):
+                found.setdefault(paper_id, []).append(name)
+    return found
+
+
+# A reference list's entry: "[17] LAMPORT, L.", "[4] Mike Burrows."
+_REFERENCE_ENTRY = re.compile(r"\[\d{1,3}\]\s+[A-Z][A-Za-z]+,?\s+[A-Z]")
+
+
+def _in_prose(match: TextMatch) -> bool:
+    """Whether a full-text *match* is a mention in the paper's prose: not in a web or mail address
+    ("research.microsoft.com") nor in a reference list's entry."""
+    before, after = re.search(r"\S*$", match.before), re.match(r"\S*", match.after)
+    token = f"{before[0] if before else ''}{match.match}{after[0] if after else ''}"
+    if re.search(r"/|@|\bwww\.|\.(?:com|org|edu|net)\b", token):
+        return False
+    return not (_REFERENCE_ENTRY.search(match.before[-80:]) or looks_like_bibliography(match.snippet))
 
 
 def _scored_for(candidates: list[Sentence], analysis: QuestionAnalysis, query: np.ndarray) -> list[Scored]:
@@ -783,6 +830,7 @@ class AnswerSession(StreamedAnswer):
                 query_embedding=retrieval.query_embedding,
                 analysis=self.analysis,
                 labels={pid: paper.label for pid, paper in self.labels.items()},
+                papers=list(self.cited_papers.values()),
             )
             # The whole answer is known before it streams: number references as they appear.
             answer, mapping = renumber_by_first_citation(result.text, self.references)

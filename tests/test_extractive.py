@@ -373,6 +373,7 @@ def test_years_section_numbers_and_two_counted_things_are_not_ranges_or_quantiti
     assert quantities("published in 2004, see Section 3.2 and Figure 4") == []
     assert quantities("3 and 4 servers") == [Quantity(3, 3, ""), Quantity(4, 4, "")]
     assert quantities("it took 2 seconds in 2004") == [Quantity(2, 2, "s")]
+    assert quantities("a maximum of 2,000 total requests") == [Quantity(2000, 2000, "")]  # no year
 
 
 def test_numbered_labels_and_multi_level_section_numbers_are_not_quantities():
@@ -715,6 +716,48 @@ def test_without_a_chat_model_the_project_answers_extractively_from_several_pape
     for ref in answer.references:
         assert f"[{ref.n}]" in answer.text
     assert answer.status in {"answered", "partly_answered"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_name_the_quoted_papers_prose_holds_outside_the_passages_is_not_missing(alice, indexed_paper):
+    pages = [
+        "Patrick Hunt, Yahoo! Grid. We describe a coordination kernel for distributed applications.",
+        "For these experiments, we configured the servers to have a maximum of 2,000 total requests in process.",
+        "References. [4] GRAY, J. Sort benchmark home page. http://research.microsoft.com/barc/SortBenchmark/",
+    ]
+    paper = indexed_paper(alice, pages, title="A coordination kernel")
+    passage = [reference(1, paper.pk, pages[1], title=paper.title, page=2)]
+
+    def asked(name):
+        question = f"In the {name} coordination kernel's benchmarks, what cap on total requests were servers set to?"
+        return extractive_answer(question, passage, papers=[paper])
+
+    yahoo = asked("Yahoo!")
+    assert yahoo.status == Status.ANSWERED and "2,000 total requests" in yahoo.text
+    # A name in a web address of a reference list is no mention: the answer says it is not stated.
+    microsoft = asked("Microsoft")
+    assert microsoft.status == Status.NOT_STATED and "Microsoft" in microsoft.text
+    # Without the papers to search, a name no passage holds is missing, as before.
+    assert (
+        extractive_answer(
+            "In the Yahoo! coordination kernel's benchmarks, what cap on total requests were servers set to?", passage
+        ).status
+        == Status.NOT_STATED
+    )
+
+
+def test_a_name_of_hyphenated_names_is_there_when_most_of_its_names_are():
+    text = "The famous result of Fischer, Lynch, and Patterson implies that a reliable algorithm must use randomness."
+    question = "Given the Fischer-Lynch-Paterson result, what must a reliable algorithm use?"
+    answer = extractive_answer(question, [reference(1, 1, text, title="Paxos Made Simple")])
+    assert answer.status == Status.ANSWERED
+    assert (
+        extractive_answer(
+            "Given the Fischer-Smith-Jones result, what must a reliable algorithm use?",
+            [reference(1, 1, text, title="Paxos Made Simple")],
+        ).status
+        == Status.NOT_STATED
+    )
 
 
 @pytest.mark.django_db(transaction=True)
