@@ -1401,12 +1401,22 @@ _UNIT_MEASURES = frozenset({"money", "power", "temperature"})
 _LEAD_IN = re.compile(r"^\W*(?:in|according to|during|for|from|on|at|within|across)\b[^,?]*,\s*", re.IGNORECASE)
 
 
+# Capitalised words in a row that own a thing are one name, the context the thing is in: "Google
+# Earth's pipeline" (not "Earth's Bigtable"; "the Block Cache" is the thing asked of, two names).
+_NAME_RUN = re.compile(r"\b[A-Z][\w-]*(?:\s+[A-Z][\w-]*)+(?=['\u2019]s\b)")
+
+
 @lru_cache(maxsize=4096)
 def _key_names_of(query: str, key: tuple[str, ...]) -> tuple[str, ...]:
     asking = _LEAD_IN.sub("", re.split(r"(?<=[.!?])\s+", query.strip())[-1])
-    return tuple(
+    names = [
         name for name in _named_things(asking) if set(terms(name)) & set(key) and not set(terms(name)) <= _MEASURES
-    )
+    ]
+    # An owner's name of several words counts once ("Google Earth's Bigtable pipeline": Google Earth and Bigtable).
+    for run in _NAME_RUN.finditer(asking):
+        inside = [name for name in names if name in run.group(0).split()]
+        names = [name for name in names if name not in inside[1:]]
+    return tuple(names)
 
 
 def _key_names(analysis: QuestionAnalysis) -> tuple[str, ...]:

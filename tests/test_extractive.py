@@ -1479,6 +1479,21 @@ def test_a_figure_naming_neither_of_two_things_it_is_asked_of_does_not_state_it(
     assert states_fact(peak, analysis_for(scene), asked_terms(scene))
 
 
+def test_a_name_of_several_words_is_one_of_the_things_a_figure_is_asked_of():
+    from chat.extractive import states_fact
+
+    # "Moon Map" is one name beside the paper's own: a figure need not repeat it.
+    question = "How much data does the raw imagery table in Moon Map's Tabler preprocessing pipeline hold?"
+    analysis = analyse_question(question, history=(), papers=[PaperRef(2, "Tabler: A Storage System")])
+    stated = "This table contains approximately 70 terabytes of data and therefore is served from disk."
+    assert states_fact(stated, analysis, asked_terms(question))
+    # Names that own nothing are two things asked of: a tablet's size is no Block Cache's.
+    question = "What is the default size, in megabytes, of the Block Cache on a Tabler tablet server?"
+    analysis = analyse_question(question, history=(), papers=[PaperRef(2, "Tabler: A Storage System")])
+    tablets = "As a table grows, it is split into multiple tablets, each approximately 100-200 MB in size by default."
+    assert not states_fact(tablets, analysis, asked_terms(question))
+
+
 def test_in_a_comparison_a_figure_need_not_name_the_other_sides_names():
     from chat.extractive import analysis_for, states_fact
 
