@@ -46,7 +46,11 @@ _PAPERS = re.compile(r"\b(?:papers?|articles?|works|publications?)\b", re.I)
 _FIRST_AUTHOR = re.compile(
     r"\b(?:who\s+(?:is|was)\s+the\s+)?(first|lead|main)\s+author(?:\s+(?:of|on)\b|\s*\?*\s*$)", re.I
 )
-_AUTHORS = re.compile(r"\bwho\s+(?:wrote|authored|(?:are|were)\s+the\s+authors(?:\s+of\b|\s*\?*\s*$))", re.I)
+# "Who wrote X?", "Who are the authors of X?", "Who is the author of X?" (the authors, however many).
+_AUTHORS = re.compile(
+    r"\bwho\s+(?:wrote|authored|(?:(?:are|were)\s+the\s+authors|(?:is|was)\s+the\s+author)(?:\s+of\b|\s*\?*\s*$))",
+    re.I,
+)
 _AUTHORS_OF = re.compile(r"\b(?:list|name|what\s+are)\s+the\s+authors\s+of\b", re.I)
 _VENUE_OF = re.compile(
     r"\b(?:(?:which|what)\s+(?:venue|conference|journal|proceedings)\b|where\s+(?:was|is)\b.*\bpublished\b)", re.I

@@ -1309,6 +1309,13 @@ def _resolve_references(
     names_own = bool(named_papers(question, papers)) or bool(_OWN_PAPERS.search(question))
     plural = thing or how_object(previous.query, papers)  # "Were they accurate?": the section gists
     things = plural if plural and re.search(r"[^s]s$", plural) and len(previous.focus) <= 1 else None
+    # "How big are they?" after "What is a tablet in Bigtable?": tablets, the kind just defined (not
+    # a name: "What is Chubby?" then "Were they ...?" is its authors; "SSTables" are a kind).
+    kind = defined_term(previous.query)
+    proper = bool(kind) and kind[:1].isupper() and kind[1:].islower()
+    if kind and not proper and not mentions(kind, papers) and len(previous.focus) <= 1:
+        things = kind if kind.endswith("s") else f"{kind}s"
+        thing = thing or things
 
     def pick(match: re.Match[str]) -> str:
         nonlocal group, paired
@@ -1317,7 +1324,8 @@ def _resolve_references(
             # "What filters does S2ORC apply?" then "Which of them removes the most?": the filters.
             # "What servers make up a Chubby cell?" then "How do they choose a master?": the servers
             # that make up a Chubby cell.
-            return match.group(0).replace(match.group("group"), f"the {_thing_phrase(previous.query, things)}")
+            said = things if things == kind or things == f"{kind}s" else _thing_phrase(previous.query, things)
+            return match.group(0).replace(match.group("group"), f"the {said}")
         if match.group("ord"):
             index = _ORDINAL[match.group("ord").casefold()]
             chosen = [pool[index]] if -len(pool) <= index < len(pool) else []

@@ -422,6 +422,7 @@ def project(alice, library):
          "first author of Bigtable: A Distributed Storage System is Fay Chang", ["bigtable"]),
         ("Which papers in this project were published before 2005?", "2 papers are from before 2005", ["gfs", "paxos"]),
         ("Which venue published Chubby?", "The Chubby lock service was published in OSDI 2006", ["chubby"]),
+        ("Who is the author of the Chubby paper?", "The Chubby lock service is by Mike Burrows", ["chubby"]),
         ("How many papers here are by Ghemawat?", "2 papers in this project are by Ghemawat", ["gfs", "bigtable"]),
         ("Which paper did Burrows write?", "1 paper is by Burrows", ["chubby"]),
         ("Which papers has Ghemawat written?", "2 papers are by Ghemawat", ["gfs", "bigtable"]),

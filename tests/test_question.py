@@ -1211,6 +1211,14 @@ def test_they_after_a_plural_noun_of_the_same_question_is_that_noun_and_their_th
     assert authors.query == "What is Raft's leader election timeout?"
 
 
+def test_they_after_a_definition_are_the_kind_defined():
+    tablet = ("What is a tablet in Raft?", (RAFT.paper_id,))
+    assert analyse("How big are they?", tablet).query == "How big are the tablets in Raft?"
+    assert analyse("How are they stored?", ("What is an SSTable?", (RAFT.paper_id,))).query.startswith(
+        "How are the SSTables stored"
+    )
+
+
 def test_they_doing_what_a_studys_people_do_are_the_people_and_it_is_no_verb_of_before():
     study = ("How many participants did Raft recruit?", (RAFT.paper_id,))
     # Wearing is the participants' doing; choosing the authors'. "it" is no "recruit": it stays,

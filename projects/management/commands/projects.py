@@ -48,9 +48,11 @@ def resolve_project(user: User, identifier: str | None, *, need: Role = Role.REA
         # A user's own project names are unique; prefer it to a shared one of the same name.
         choices = list(named.filter(owner=user)[:1]) or list(named[:2])
         if len(choices) != 1:
+            # No such name is most often a typo: the listing shows the names; two of one name need the id.
+            hint = "give one of their ids" if choices else "check the name"
             many = "more than one project" if choices else "no project"
             raise CommandError(
-                f"{user.username} has {many} named {identifier!r}; give its id. Their projects: {_listing(user)}."
+                f"{user.username} has {many} named {identifier!r}; {hint}. Their projects: {_listing(user)}."
             )
         return get_project_for_user(user, choices[0].pk, need=need)
     except Http404:
