@@ -1311,8 +1311,8 @@ def _resolve_references(
     things = plural if plural and re.search(r"[^s]s$", plural) and len(previous.focus) <= 1 else None
     # "How big are they?" after "What is a tablet in Bigtable?": tablets, the kind just defined (not
     # a name: "What is Chubby?" then "Were they ...?" is its authors; "SSTables" are a kind).
-    kind = defined_term(previous.query)
-    proper = bool(kind) and kind[:1].isupper() and kind[1:].islower()
+    kind = defined_term(previous.query) or ""
+    proper = kind[:1].isupper() and kind[1:].islower()
     if kind and not proper and not mentions(kind, papers) and len(previous.focus) <= 1:
         things = kind if kind.endswith("s") else f"{kind}s"
         thing = thing or things
@@ -1324,7 +1324,7 @@ def _resolve_references(
             # "What filters does S2ORC apply?" then "Which of them removes the most?": the filters.
             # "What servers make up a Chubby cell?" then "How do they choose a master?": the servers
             # that make up a Chubby cell.
-            said = things if things == kind or things == f"{kind}s" else _thing_phrase(previous.query, things)
+            said = things if kind and things in (kind, f"{kind}s") else _thing_phrase(previous.query, things)
             return match.group(0).replace(match.group("group"), f"the {said}")
         if match.group("ord"):
             index = _ORDINAL[match.group("ord").casefold()]
