@@ -3149,7 +3149,7 @@ def compose_answer(
     texts: Sequence[str] = (),
     chosen: Sequence[Scored] | None = None,
     unanswered: Sequence[QuestionAnalysis] = (),
-    mentioned: Mapping[int, Collection[str]] | None = None,
+    mentioned_in: Callable[[Sequence[str], Collection[int]], Collection[str]] | None = None,
 ) -> ExtractiveAnswer:
     """The extractive answer for *scored* candidates: quotes of `choose_evidence`, each `[N]`-cited
     and flagged supported when it states the kind of fact asked for. Status: answered (every quote
@@ -3160,8 +3160,9 @@ def compose_answer(
     the citation labels by paper id; *texts* the passages' texts (default: the candidates');
     *chosen* the quotes when the caller chose them (`choose_part_evidence`), *unanswered* the
     sub-questions none of them states: the answer is then partly answered and says, for each, that
-    the papers do not state it. *mentioned*: by paper id, names of the question that paper's text
-    holds outside the passages; those of the quoted papers are not missing (see `missing_names`)."""
+    the papers do not state it. *mentioned_in*: given names of the question no passage holds and
+    the quoted papers' ids, those the papers' text holds elsewhere, which are then not missing
+    (see `missing_names`); called only when a name is missing."""
     candidates = [s.candidate for s in scored]
     chosen = choose_evidence(scored, analysis) if chosen is None else list(chosen)
     chosen = _without_repeats(_with_headers(_with_context(chosen, scored, analysis)))
@@ -3169,8 +3170,11 @@ def compose_answer(
         return ExtractiveAnswer(text="", status=Status.NOT_STATED)
     labels = titles or {}
     passages = texts or [c.text for c in candidates]
-    elsewhere = {name for s in chosen for name in (mentioned or {}).get(s.candidate.paper_id, ())}
-    missing = missing_names(analysis, passages, [c.title for c in candidates], elsewhere)
+    titles_seen = [c.title for c in candidates]
+    missing = missing_names(analysis, passages, titles_seen)
+    if missing and mentioned_in is not None:
+        elsewhere = mentioned_in(missing, {s.candidate.paper_id for s in chosen})
+        missing = missing_names(analysis, passages, titles_seen, elsewhere)
     stated = any(s.states for s in chosen)
     if missing and not _asks_beyond(analysis, missing):
         stated = False

@@ -1313,8 +1313,9 @@ def _resolve_references(
     # a name: "What is Chubby?" then "Were they ...?" is its authors; "SSTables" are a kind).
     kind = defined_term(previous.query) or ""
     proper = kind[:1].isupper() and kind[1:].islower()
+    kinds = None
     if kind and not proper and not mentions(kind, papers) and len(previous.focus) <= 1:
-        things = kind if kind.endswith("s") else f"{kind}s"
+        kinds = things = kind if kind.endswith("s") else f"{kind}s"
         thing = thing or things
 
     def pick(match: re.Match[str]) -> str:
@@ -1324,7 +1325,7 @@ def _resolve_references(
             # "What filters does S2ORC apply?" then "Which of them removes the most?": the filters.
             # "What servers make up a Chubby cell?" then "How do they choose a master?": the servers
             # that make up a Chubby cell.
-            said = things if kind and things in (kind, f"{kind}s") else _thing_phrase(previous.query, things)
+            said = kinds or _thing_phrase(previous.query, things)
             return match.group(0).replace(match.group("group"), f"the {said}")
         if match.group("ord"):
             index = _ORDINAL[match.group("ord").casefold()]
@@ -2030,11 +2031,12 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
             # after "How many participants did the study recruit?" wears no "recruit"; with nothing
             # else left, "it" stays as it is (the paper the query is put in says where).
             closing_verb = _CLOSING_VERB.search(previous.query) if _VERB_OBJECT_IT.search(query) else None
-            if closing_verb is not None and closing_verb["verb"].casefold() not in said:
+            verb_dropped = closing_verb is not None and closing_verb["verb"].casefold() not in said
+            if closing_verb is not None and verb_dropped:
                 said.add(closing_verb["verb"].casefold())
-                topic = [word for word in noun_phrase.split() if word.casefold() not in said]
-            else:
-                topic = [word for word in noun_phrase.split() if word.casefold() not in said] or noun_phrase.split()
+            topic = [word for word in noun_phrase.split() if word.casefold() not in said]
+            if not topic and not verb_dropped:
+                topic = noun_phrase.split()
             while len(topic) > 1 and topic[-1].casefold() in _FUNCTION_WORDS:
                 topic.pop()
             if topic:

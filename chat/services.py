@@ -12,10 +12,10 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import AsyncGenerator, Iterable, Sequence
+from collections.abc import AsyncGenerator, Collection, Iterable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 import numpy as np
@@ -49,7 +49,6 @@ from chat.extractive import (
     fallback_candidates,
     joined_with_and,
     looks_like_bibliography,
-    missing_names,
     not_stated_in,
     not_stated_sentence,
     score_candidates,
@@ -389,9 +388,14 @@ def extractive_answer(
     if chosen is None:
         chosen = with_table_pointed_to(choose_evidence(scored, analysis), references)
         chosen = with_extreme_row(chosen, candidates, analysis)
-    mentioned = _mentioned_elsewhere(analysis, passages, references, papers)
     answer = compose_answer(
-        scored, analysis, titles=labels, texts=passages, chosen=chosen, unanswered=unanswered, mentioned=mentioned
+        scored,
+        analysis,
+        titles=labels,
+        texts=passages,
+        chosen=chosen,
+        unanswered=unanswered,
+        mentioned_in=partial(_mentioned_in, papers) if papers else None,
     )
     if answer.text:
         return answer
@@ -406,26 +410,20 @@ def extractive_answer(
     )
 
 
-def _mentioned_elsewhere(
-    analysis: QuestionAnalysis, passages: Sequence[str], references: Sequence[Reference], papers: Sequence[Paper]
-) -> dict[int, list[str]]:
-    """By paper id, the names of the question no passage holds (`missing_names`) that the full text
-    of that paper, one of *papers* the *references* come from, holds outside its bibliography
-    (where "research.microsoft.com" says nothing of Microsoft)."""
-    cited = {ref.paper_id for ref in references}
-    searched = [paper for paper in papers if paper.pk in cited]
-    found: dict[int, list[str]] = {}
-    if not searched:
-        return found
-    for name in missing_names(analysis, passages, [ref.title for ref in references]):
+def _mentioned_in(papers: Sequence[Paper], names: Sequence[str], paper_ids: Collection[int]) -> set[str]:
+    """Those of *names* that the full text of a paper of *paper_ids* (one of *papers*) holds in its
+    prose (`_in_prose`: "research.microsoft.com" says nothing of Microsoft). A chunk index that
+    cannot be read finds none."""
+    searched = [paper for paper in papers if paper.pk in paper_ids]
+    found: set[str] = set()
+    for name in names if searched else ():
         try:
             matches = find_text(searched, name)
         except AnnotagentError:
             logger.warning("Full-text search for %r failed; the name counts as not mentioned", name)
             continue
-        for paper_id, match in matches.items():
-            if _in_prose(match):
-                found.setdefault(paper_id, []).append(name)
+        if any(_in_prose(match) for match in matches.values()):
+            found.add(name)
     return found
 
 
