@@ -208,6 +208,28 @@ class Scope:
     question: str
 
 
+# "Who wrote the paper about the Yahoo! coordination service?": a paper described, not named.
+_DESCRIBED_PAPER = re.compile(
+    r"\b(?:the|that|this)\s+(?:paper|article|publication|work|study)\s+(?:about|on|describing|that\s+"
+    r"(?:describes|introduces|presents|proposes))\s+(?P<topic>[^?]{3,})",
+    re.I,
+)
+
+
+def described_paper(question: str, papers: Sequence[Paper]) -> str | None:
+    """What a question about a paper's authors, venue or year says of the paper it means, when it
+    describes the paper instead of naming it ("Who wrote the paper about the Yahoo! coordination
+    service?" -> "the Yahoo! coordination service"); None otherwise. The caller finds the paper by
+    retrieval and passes it as `answer_from_metadata`'s *previous*."""
+    asks = (_FIRST_AUTHOR, _AUTHORS, _AUTHORS_OF, _VENUE_OF, _YEAR_OF)
+    if not any(pattern.search(question) for pattern in asks):
+        return None
+    described = _DESCRIBED_PAPER.search(question)
+    if described is None or named_papers(question, [_ref(paper) for paper in papers]):
+        return None
+    return described["topic"].strip()
+
+
 def answer_from_metadata(
     question: str, papers: Sequence[Paper], *, author_names: Sequence[str] = (), previous: Sequence[int] = ()
 ) -> MetadataAnswer | None:

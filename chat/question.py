@@ -919,6 +919,12 @@ _FAILING_IT = re.compile(
     r"went\s+down|breaks|broke|reboots|rebooted)\b",
     re.IGNORECASE,
 )
+# "What happens when the GFS master fails?": a question about an event a system goes through.
+_EVENT = re.compile(
+    r"\b(?:when|if|after|once|while)\s+(?:the\s+|a\s+|an\s+)?(?:[\w-]+\s+){1,4}?(?:fails|crashes|restarts|"
+    r"recovers|dies|goes\s+down|breaks|reboots|is\s+lost|loses\s+[\w-]+|becomes\s+unavailable|partitions)\b",
+    re.IGNORECASE,
+)
 _PASSIVE_IT = re.compile(
     r"\b(?:(?:is|was)\s+it|(?:can|could|will|would|should|must|may|might)\s+it\s+be)\b", re.IGNORECASE
 )
@@ -946,6 +952,20 @@ _THING_THEY = re.compile(
     # "How often did they wear it?" after a question about a study's participants: a thing the
     # people did, not a choice its authors made ("Why did they choose ...?").
     rf"|\bdid\s+they(?=\s+(?!(?:{_RESEARCH_VERBS}|{_AUTHOR_CHOICES})\b)[a-z]+\b)",
+    re.IGNORECASE,
+)
+# "How often did they use it?" after "Who were the participants in the field study?": a verb a
+# study's people do as well as its authors; "they" are the people when the previous question was
+# about them.
+_PEOPLE_THEY = re.compile(
+    r"\b(?:do|did|does|would|will|could|can)\s+they(?=\s+(?:use|think|feel|believe|rate|prefer|like|dislike|read|"
+    r"spend|wear|complete|finish|perform|learn|notice|want|need|click|see|save|open|answer|respond|trust|"
+    r"understand|remember|struggle|agree)\b)",
+    re.IGNORECASE,
+)
+# "How often did the participants use it?": a tool its users try, the paper's system.
+_USED_IT = re.compile(
+    r"\b(?:use|used|using|try|tried|like|liked|trust|trusted|rate|rated|prefer|preferred|find|found)\s+(?P<it>it)\b",
     re.IGNORECASE,
 )
 # "How long does it take?", "What does it cost?": "it" as the subject of a verb that measures it.
@@ -979,9 +999,15 @@ _DUMMY_IT = re.compile(
 _WHICH_OF_THEM = re.compile(r"^\W*(?:and\s+|so\s+)?(?P<which>which|what)\s+of\s+(?:them|these|those)\b", re.IGNORECASE)
 # "How many of them ...?", and the people a study question was about, which "them" then means.
 _OF_THEM = re.compile(r"\b(?:many|much|few|some|most|all|none|each|one|two|three)\s+of\s+(?P<pronoun>them)\b", re.I)
-_PEOPLE_NOUN = re.compile(
-    r"\b(?:participants|students|users|respondents|annotators|interviewees|subjects|volunteers|readers|"
-    r"researchers|workers|patients|people)\b",
+_PEOPLE = (
+    r"participants|students|users|respondents|annotators|interviewees|subjects|volunteers|readers|researchers|"
+    r"workers|patients|people"
+)
+_PEOPLE_NOUN = re.compile(rf"\b(?:{_PEOPLE})\b", re.IGNORECASE)
+# "the participants in the CiteSee field study": a study's people, said with the study.
+_PEOPLE_OF_STUDY = re.compile(
+    rf"(?P<people>{_PEOPLE})\s+(?:in|of|from)\s+the\s+[\w\s-]+?\b(?:study|studies|"
+    r"experiment|evaluation|trial|deployment|survey)\b",
     re.IGNORECASE,
 )
 
@@ -1318,6 +1344,8 @@ def _resolve_references(
         kinds = things = kind if kind.endswith("s") else f"{kind}s"
         thing = thing or things
 
+    users = False  # "they" became the people of the previous question's study
+
     def pick(match: re.Match[str]) -> str:
         nonlocal group, paired
         chosen: list[int] = []
@@ -1348,10 +1376,14 @@ def _resolve_references(
             if match.group("group").casefold() == "their" and people is not None and len(previous.focus) == 1:
                 # "How was their comprehension measured?" after a question about a study's participants.
                 return f"the {people[0]}'"
-            copula = _THING_THEY.search(match.string, *_around(match))
+            copula = _THING_THEY.search(match.string, *_around(match)) or _PEOPLE_THEY.search(
+                match.string, *_around(match)
+            )
             if match.group("group").casefold() == "they" and people is not None and copula and len(previous.focus) == 1:
                 # "Were they accurate?", "Which universities were they from?" after a question about
                 # a study's participants: the participants.
+                nonlocal users
+                users = True
                 return f"the {people[0]}"
             subject = _AUX_SUBJECT.search(previous.query)
             if match.group("group").casefold() == "they" and subject is not None and subject["subject"].endswith("s"):
@@ -1394,6 +1426,16 @@ def _resolve_references(
         return f"{name}'s" if match.group(0).casefold() == "their" else name
 
     text = _PAPER_REFERENCE.sub(pick, question)
+    used_it = _USED_IT.search(text) if users and len(previous.focus) == 1 else None
+    tool = _proper_name(next(p for p in papers if p.paper_id == previous.focus[0])) if used_it else None
+    if used_it is not None and tool is not None:
+        # "How often did they use it?" after "Who were the participants in the CiteSee field study?":
+        # the participants used CiteSee.
+        text = text[: used_it.start("it")] + tool + text[used_it.end("it") :]
+        study = _PEOPLE_OF_STUDY.search(previous.query)
+        if study is not None:  # ... the participants in the CiteSee field study use CiteSee?
+            text = re.sub(rf"\bthe {study['people']}\b", f"the {study[0]}", text, count=1)
+        return text, [previous.focus[0]], False, group, tuple(unclear)
     if paired:
         text = _it_as(text, _names(previous.focus[:1], papers))
         referred.insert(0, previous.focus[0])
@@ -1970,6 +2012,12 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
     if closing is not None and subject:  # "How long did it take?" after "How many machines did the sort use?"
         question = question[: closing.start("pronoun")] + subject + question[closing.end("pronoun") :]
     measured_it = _MEASURED_IT.search(question)
+    event = _EVENT.search(previous.query)
+    if measured_it is not None and event is not None and len(previous.focus) <= 1 and not named_here:
+        # "How long does it take?" after "What happens when the GFS master fails?": the recovery from
+        # that event, which no noun of the previous question names; asked after it, said whole.
+        query = f"{question.strip()}{_AFTER}{previous.query})"
+        return _Resolved(query=query, focus=previous.focus, pool=previous.pool, comparison=previous.comparison)
     if len(previous.focus) >= 2 and not named_here and measured_it is not None:
         # "How long does it take?" after "How do Raft and ZooKeeper handle leader failover?": "it"
         # is one thing, the topic, not the two papers ("How does it detect ...?" is each paper).

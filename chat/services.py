@@ -337,6 +337,13 @@ def _retrieve(papers: list[Paper], analysis: QuestionAnalysis) -> Retrieval:
     return retrieve_passages(papers=papers, question=analysis.query, focus=focus, sentence_scorer=best_sentence_cosines)
 
 
+def _paper_described(papers: list[Paper], description: str) -> tuple[int, ...]:
+    """The id of the paper among *papers* whose passage retrieval ranks first for *description*
+    ("the Yahoo! coordination service"), as a 1-tuple; () when nothing is retrieved."""
+    found = _retrieve(papers, analyse_question(description, history=[], papers=[paper_ref(p) for p in papers]))
+    return (found.references[0].paper_id,) if found.references else ()
+
+
 # The extractive answer's and the support check's `embed`: each sentence is embedded once, across
 # processes (indexing pre-fills it, `chat.prefill`).
 sentence_vectors = sentence_embeddings
@@ -696,8 +703,14 @@ class AnswerSession(StreamedAnswer):
         names = await sync_to_async(author_names)(self.user)
         if not llm.chat_model_configured():
             answered = [turn for turn in self.history if turn.role == "assistant"]
+            previous = answered[-1].paper_ids if answered else ()
+            described = metadata_answers.described_paper(self.question, papers)
+            if described is not None:
+                # "Who wrote the paper about the Yahoo! coordination service?": the paper whose
+                # passage best matches the description, not the conversation's last one.
+                previous = await in_answer_pool(_paper_described)(papers, described)
             self.metadata_answer = metadata_answers.answer_from_metadata(
-                self.question, papers, author_names=names, previous=answered[-1].paper_ids if answered else ()
+                self.question, papers, author_names=names, previous=previous
             )
         elif metadata_answers.is_metadata_question(self.question):
             self.metadata_answer = await in_answer_pool(metadata_answers.answer_with_lookup)(

@@ -455,6 +455,29 @@ def test_a_metadata_question_that_names_no_paper_asks_about_the_last_answers_pap
         assert {ref.paper_id for ref in answer.references} == {library["chubby"].pk}
 
 
+def test_an_authors_question_that_describes_a_paper_asks_of_the_paper_retrieval_finds(alice, indexed_paper):
+    zookeeper = indexed_paper(
+        alice,
+        ["ZooKeeper is a service for coordinating processes, built at Yahoo! for its web services."],
+        title="ZooKeeper: Wait-free coordination",
+    )
+    gfs = indexed_paper(alice, ["GFS stores files as 64 MB chunks on chunkservers."], title="The Google File System")
+    for paper, authors in [(zookeeper, ["Patrick Hunt", "Mahadev Konar"]), (gfs, ["Sanjay Ghemawat"])]:
+        paper.authors, paper.author_list = ", ".join(authors), authors
+        paper.save()
+    project = create_project(owner=alice, name="Systems")
+    add_papers_to_project(project=project, papers=[gfs, zookeeper], user=alice)
+    # The last answer was about GFS; "the paper about ..." is not that paper but the one described.
+    answer_question(project=project, user=alice, question="What size are GFS chunks?", chat=True)
+    question = "Who wrote the paper about the Yahoo! coordination service?"
+    answer = answer_question(project=project, user=alice, question=question, chat=True)
+    assert "ZooKeeper: Wait-free coordination is by Patrick Hunt and Mahadev Konar." in answer.text
+    assert {ref.paper_id for ref in answer.references} == {zookeeper.pk}
+    assert metadata_answers.described_paper(question, [gfs, zookeeper]) == "the Yahoo! coordination service"
+    # A paper named is no paper described.
+    assert metadata_answers.described_paper("Who wrote the paper about GFS chunks?", [gfs, zookeeper]) is None
+
+
 def test_a_metadata_question_that_names_no_paper_is_not_guessed_without_a_last_answer(library):
     papers = list(library.values())
     assert metadata_answers.answer_from_metadata("Who is the first author?", papers) is None

@@ -1229,6 +1229,27 @@ def test_they_doing_what_a_studys_people_do_are_the_people_and_it_is_no_verb_of_
     assert "recruit" in analyse("How long did that take?", study).query
 
 
+def test_the_people_of_a_study_using_it_use_the_papers_system():
+    citesee = PaperRef(9, "CiteSee: Augmenting Citations in Scientific Papers", "Joseph Chee Chang", 2023)
+    study = ("Who were the participants in the CiteSee field study?", (9,))
+    used = analyse_in([citesee, GFS], "How often did they use it?", study)
+    assert used.query == "How often did the participants in the CiteSee field study use CiteSee?"
+    assert used.named_paper_ids == (9,)
+    # What a study found is its authors' finding, and choosing its size their choice.
+    assert analyse_in([citesee, GFS], "What did they find?", study).query == "What did CiteSee find?"
+    assert analyse_in([citesee, GFS], "Why did they choose 8?", study).query == "Why did CiteSee choose 8?"
+
+
+def test_how_long_it_takes_after_an_event_is_asked_after_that_event():
+    event = ("What happens when the GFS master fails?", (GFS.paper_id,))
+    took = analyse("How long does it take?", event)
+    # Not "How long does GFS take?": the recovery from the failure, which the question says whole.
+    assert took.query == "How long does it take? (after: What happens when the GFS master fails?)"
+    assert took.named_paper_ids == (GFS.paper_id,) and "master" in took.key_terms
+    # Without an event, "it" measured is the paper acting.
+    assert analyse("How long does it take?", ("How does GFS replicate a chunk?", (4,))).query != took.query
+
+
 @pytest.mark.parametrize(
     ("previous", "follow_up", "query"),
     [
