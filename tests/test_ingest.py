@@ -185,3 +185,21 @@ def test_an_unknown_project_id_is_refused_not_created(alice, tmp_path, make_pdf)
         call_command("ingest_papers", str(_one_pdf(tmp_path, make_pdf)), "--user", "alice", "--project", "9999",
                      stdout=io.StringIO())  # fmt: skip
     assert not Project.objects.filter(name="9999").exists()
+
+
+def test_a_new_project_name_close_to_one_the_user_has_is_refused_as_a_typo(alice, tmp_path, make_pdf, chunk_store):
+    from django.core.management.base import CommandError
+
+    from projects.services import create_project
+
+    create_project(owner=alice, name="Systems")
+    pdf = str(_one_pdf(tmp_path, make_pdf))
+    with pytest.raises(CommandError, match=r"no project named 'Sytems' but one named 'Systems'.*--new-project"):
+        call_command("ingest_papers", pdf, "--user", "alice", "--project", "Sytems", stdout=io.StringIO())
+    assert not Project.objects.filter(name="Sytems").exists()
+    assert not alice.library_links.exists()  # nothing was added, not even to the library
+    # Asked for, the new name is created; a name unlike any is created without asking.
+    call_command("ingest_papers", pdf, "--user", "alice", "--project", "Sytems", "--new-project", stdout=io.StringIO())
+    call_command("ingest_papers", pdf, "--user", "alice", "--project", "Storage", stdout=io.StringIO())
+    names = set(Project.objects.filter(owner=alice).values_list("name", flat=True))
+    assert {"Systems", "Sytems", "Storage"} <= names

@@ -1,10 +1,12 @@
-"""`manage.py ingest_papers PATH... --user USERNAME [--project NAME|ID] [--force]`.
+"""`manage.py ingest_papers PATH... --user USERNAME [--project NAME|ID [--new-project]] [--force]`.
 
 --project is read as `ask` and `projects` read it: an id, or the name of a project the user is a
-member of (their own first); a name they have none of is created as their own project. Adding to a
-shared project needs the writer role.
+member of (their own first); a name they have none of is created as their own project. A new name
+close to one of theirs ("Sytems" beside "Systems") is taken for a typo and refused unless
+--new-project is given. Adding to a shared project needs the writer role.
 """
 
+import difflib
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,11 @@ class Command(BaseCommand):
         parser.add_argument("--user", required=True, help="username of the library's owner")
         parser.add_argument(
             "--project", help="project id or name (a name the user has no project of is created as theirs)"
+        )
+        parser.add_argument(
+            "--new-project",
+            action="store_true",
+            help="create --project's name even when it is close to the name of a project the user has",
         )
         parser.add_argument(
             "--force", action="store_true", help="rebuild the chunks of papers that are already indexed too"
@@ -63,6 +70,15 @@ class Command(BaseCommand):
             # "--project 4" is project 4, as for `ask`; a shared project by its name is that project
             # (a reader gets an error, not a private project of the same name).
             project = resolve_project(user, identifier, need=Role.WRITER)
+        elif identifier and not options["new_project"]:
+            names = list(Project.objects.for_user(user).values_list("name", flat=True))
+            close = difflib.get_close_matches(identifier.casefold(), [n.casefold() for n in names], n=1, cutoff=0.8)
+            if close:
+                near = next(name for name in names if name.casefold() == close[0])
+                raise CommandError(
+                    f"{user.username} has no project named {identifier!r} but one named {near!r}; give that "
+                    f"name, or add --new-project to create {identifier!r}. Nothing was added."
+                )
         report = ingest_paths(
             user=user,
             paths=options["paths"],
