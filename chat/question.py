@@ -171,7 +171,11 @@ _ENTITY = re.compile(
     r"|who|whom|which|what (?:system|systems|tool|tools|method|methods|dataset|datasets|paper|papers|model|"
     r"models|algorithm|algorithms|name|language|library|company|service|protocol|technique|data|hardware|"
     r"software|framework|frameworks|platform|platforms|device|devices|database|databases|format|formats|"
-    r"toolkit|toolkits|benchmark|benchmarks|corpus|corpora|metric|metrics))\b"
+    r"toolkit|toolkits|benchmark|benchmarks|corpus|corpora|metric|metrics)"
+    # "What cloud provider ...?", "What operating system ...?": a maker or place, named.
+    r"|what (?:[a-z-]+\s+)?(?:provider|providers|vendor|vendors|company|companies|organi[sz]ation|"
+    r"organi[sz]ations|institution|institutions|university|universities|manufacturer|operating\s+system|"
+    r"compiler|browser|editor|processor|processors|cpus?|gpus?))\b"
     # "What does S2ORC use to split text into sentences?": the thing used, a tool ("scispaCy"); not
     # "What does Bigtable use Chubby for?", which asks what for.
     r"|^what (?:does|do|did) (?:(?!use\b)[\w'\u2019-]+\s+){1,4}use (?:to|for)\b",

@@ -177,6 +177,8 @@ def test_a_question_about_one_paper_is_no_comparison(question):
         ("Who wrote the Chubby paper?", AnswerType.ENTITY),
         ("What hardware was SciBERT pretrained on?", AnswerType.ENTITY),
         ("What framework is the model built with?", AnswerType.ENTITY),
+        ("What cloud provider did the GFS authors use?", AnswerType.ENTITY),  # a maker, with a modifier
+        ("What operating system do the chunkservers run?", AnswerType.ENTITY),
         # The thing used to do something: a tool; what another thing is used for is no name.
         ("What does S2ORC use to split text into sentences?", AnswerType.ENTITY),
         ("What does papermage use for sentence segmentation?", AnswerType.ENTITY),
