@@ -7,6 +7,11 @@ asker sees (`Paper.cited`: the PDF's, with the project owner's corrections), cit
 paper it names (where the metadata is printed) and says it is "from paper metadata". The chunk
 index is never searched for these: ranking passages would answer a lookup with a guess.
 
+Two kinds are answered from a paper's own text instead, without a chat model: where its authors
+work (`answer_affiliations`: the affiliation lines of its page 1, labelled "From page 1 of the
+paper"), and who wrote a paper the question describes rather than names (`described_paper`: the
+caller finds the paper by retrieval).
+
 A question that filters by metadata and then asks about content ("What did the 2006 papers say
 about locking?", "What did I write about consensus?") is not answered here: `papers_in_scope`
 narrows the papers, and retrieval runs over those.
@@ -24,7 +29,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,11 +39,14 @@ from annotagent import llm
 from chat.extractive import Status
 from chat.prompts import Turn, build_metadata_messages
 from chat.question import PaperRef, named_papers
+from indexing.metadata import AFFILIATION_WORDS
 from indexing.retrieval import Reference
 from papers.metadata import MetadataFilter, filter_papers, has_author, parse_year, venue_matches
 from papers.models import Paper
 
 LABEL = "From paper metadata"
+# Affiliations are read from page 1's text: the metadata records no affiliation.
+AFFILIATION_LABEL = "From page 1 of the paper"
 
 _YEAR = r"((?:19|20)\d\d)"
 _NAME = r"([A-Z][\w'\u2019.-]*(?:\s+(?:van|von|de|der|da|del|[A-Z][\w'\u2019.-]*))*)"
@@ -206,6 +214,92 @@ class Scope:
 
     papers: list[Paper]
     question: str
+
+
+# "Where do the ZooKeeper authors work?", "Which university are the Raft authors from?", "What
+# are the affiliations of the GFS authors?": where a paper's authors are, printed on its page 1.
+_AFFILIATION = re.compile(
+    r"\baffiliat\w*"
+    r"|\bwhere\s+(?:do|did|does)\s+(?:the\s+)?(?:[\w!'\u2019-]+\s+){0,6}?authors?\b[^?]*?\bwork\b"
+    r"|\bwhere\s+(?:are|were|is|was)\s+(?:the\s+)?(?:[\w!'\u2019-]+\s+){0,6}?authors?\b[^?]*?\bfrom\b"
+    r"|\b(?:which|what)\s+(?:company|companies|institutions?|universit(?:y|ies)|organi[sz]ations?|labs?|"
+    r"employers?)\b[^?]*?\bauthors?\b"
+    r"|\bwho\s+employs?\b[^?]*?\bauthors?\b",
+    re.I,
+)
+# The marks that tie authors to affiliations: Greek letters, daggers, asterisks, superscripts.
+_AFFILIATION_MARKS = re.compile(r"[\u0370-\u03ff\u2020\u2021\u2217*\u00a7\u00b6\u00b9\u00b2\u00b3\u2070-\u209f]+")
+# Small words an affiliation's name may hold in lower case ("University of Washington").
+_NAME_JOINERS = frozenset("of for and & at the de da di du la le von van in on".split())
+
+
+def affiliation_lines(front_matter: str, title: str) -> list[str]:
+    """The lines of a paper's *front_matter* (`indexing.fulltext.front_matter`) that name where its
+    authors are: after its *title*, lines in title case that hold an affiliation word ("Stanford
+    University", "Google, Inc.") or a company's mark ("Yahoo! Grid"), or are one capitalised word
+    ("Google*"), without e-mail addresses, each once. Lines of names and dates are not. Reading stops at the first
+    line of prose (front matter without an abstract heading runs into the text)."""
+    title_words = set(re.sub(r"\W+", " ", title).casefold().split())
+    lines: list[str] = []
+    in_title = True
+    for raw in front_matter.splitlines():
+        # Without e-mail addresses and affiliation marks (a Greek letter before "Allen Institute", daggers).
+        unmarked = _AFFILIATION_MARKS.sub(" ", raw)
+        line = " ".join(word for word in unmarked.split() if "@" not in word).strip(" ,&")
+        words = re.findall(r"[^\W\d_][\w'\u2019!.-]*", line)
+        if not words:
+            continue
+        if in_title and set(re.sub(r"\W+", " ", line).casefold().split()) <= title_words:
+            continue  # the title, or a line of it
+        in_title = False
+        capitalised = sum(word[0].isupper() or word.casefold() in _NAME_JOINERS for word in words)
+        if capitalised < 0.8 * len(words):
+            if len(words) >= 6:
+                break  # prose: the front matter is over
+            continue
+        folded = {re.sub(r"\W", "", word).casefold() for word in words}
+        marked = bool(folded & AFFILIATION_WORDS) or "!" in line or re.search(r"\.com\b", line)
+        if (marked or (len(words) == 1 and not re.search(r"\d", line))) and line not in lines:
+            lines.append(line)
+    return lines
+
+
+def answer_affiliations(
+    question: str,
+    papers: Sequence[Paper],
+    *,
+    front_matter: Callable[[Paper], str],
+    previous: Sequence[int] = (),
+) -> MetadataAnswer | None:
+    """The answer to an affiliation question ("Where do the ZooKeeper authors work?") from the
+    front matter of the papers it names (`_named`; *previous* as for `answer_from_metadata`): each
+    paper's affiliation lines (`affiliation_lines`) quoted, citing its page 1; "not printed" for a
+    paper whose page 1 shows none. None when *question* asks no such thing, names no paper, or no
+    named paper's page 1 can be read yet (not indexed).
+    *front_matter* reads a paper's page 1 (it reads the chunk index, as the quotes are its text)."""
+    if not _AFFILIATION.search(question):
+        return None
+    named = _named(question, papers, previous)
+    if not named:
+        return None
+    sentences, references = [], []
+    readable = [(paper, text) for paper in named if (text := front_matter(paper).strip())]
+    if not readable:
+        return None  # not indexed yet: retrieval says so
+    for n, (paper, text) in enumerate(readable, start=1):
+        printed = affiliation_lines(text, paper.display_title)
+        references.append(_page_one(paper, n, text))
+        if printed:
+            quoted = "; ".join(f"\u201c{line}\u201d" for line in printed)
+            sentences.append(f"Page 1 of {paper.display_title} gives its authors' affiliations as {quoted}. [{n}]")
+        else:
+            sentences.append(f"Page 1 of {paper.display_title} prints no affiliation for its authors. [{n}]")
+    answered = any("gives its authors'" in sentence for sentence in sentences)
+    return MetadataAnswer(
+        text=f"{AFFILIATION_LABEL}: " + "\n".join(sentences),
+        references=references,
+        status=Status.ANSWERED if answered else Status.NOT_STATED,
+    )
 
 
 # "Who wrote the paper about the Yahoo! coordination service?": a paper described, not named.

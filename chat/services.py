@@ -74,6 +74,7 @@ from chat.support import UNREADABLE_NOTE, SentenceBuffer, answer_status, check_s
 from indexing.chunking import count_tokens
 from indexing.embedding_cache import sentence_embeddings
 from indexing.embeddings import embed_query
+from indexing.fulltext import front_matter
 from indexing.retrieval import Focus, Reference, Retrieval, retrieve_passages
 from indexing.store import ChunkStoreError
 from papers.citation import PaperLabel, author_year_citation, paper_bibtex, paper_labels
@@ -711,6 +712,8 @@ class AnswerSession(StreamedAnswer):
                 previous = await in_answer_pool(_paper_described)(papers, described)
             self.metadata_answer = metadata_answers.answer_from_metadata(
                 self.question, papers, author_names=names, previous=previous
+            ) or await in_answer_pool(metadata_answers.answer_affiliations)(
+                self.question, papers, front_matter=front_matter, previous=previous
             )
         elif metadata_answers.is_metadata_question(self.question):
             self.metadata_answer = await in_answer_pool(metadata_answers.answer_with_lookup)(

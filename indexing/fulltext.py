@@ -181,3 +181,20 @@ def find_in_papers(papers: Sequence[Paper], query: str) -> dict[int, TextMatch]:
         if passage is not None:
             found[paper_id] = _text_match(ready[paper_id], passage, query, terms)
     return found
+
+
+# Where a paper's front matter ends: its abstract, or its first numbered section.
+_FRONT_MATTER_END = re.compile(r"^\s*(?:abstract\b|1\.?\s+introduction\b)", re.IGNORECASE | re.MULTILINE)
+
+
+def front_matter(paper: Paper) -> str:
+    """The text of *paper*'s page 1 before its abstract (title, authors, affiliations, as printed,
+    one line per line), "" when the paper has no current passages for the configured embedding
+    model or page 1 holds none. Raises ChunkStoreError when the chunk index cannot be read."""
+    model = configured_model_name()
+    if paper.index_status != Paper.IndexStatus.READY or paper.embedding_model != model:
+        return ""
+    passages = paper_texts.get(paper_versions([paper]), embedding_model=model).get(paper.pk, [])
+    first = next((chunk["text"] for chunk, _ in passages if chunk.get("pageNumber") == 1), "")
+    end = _FRONT_MATTER_END.search(first)
+    return first[: end.start()] if end else first[:1500]

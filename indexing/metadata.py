@@ -111,6 +111,8 @@ _AFFILIATION_WORDS = {
     "ibm", "intel", "usa", "abstract", "draft", "technologies", "foundation", "group", "ltd", "gmbh",
     "systems", "computer", "science", "engineering", "hospital", "ai", "company", "uk", "proceedings",
 }  # fmt: skip
+# The words of `_AFFILIATION_WORDS` that name where people work, for affiliation lines.
+AFFILIATION_WORDS = frozenset(_AFFILIATION_WORDS - {"abstract", "draft", "proceedings", "usa", "uk"})
 _PARTICLES = {"van", "von", "der", "den", "de", "da", "del", "della", "di", "du", "la", "le", "bin", "ibn", "y", "dos"}
 _JUNK_TITLES = {"administrator", "untitled", "paper.dvi", "microsoft word", "system model"}
 # A title line that ends like this goes on on the next line (the no-layout fallback).

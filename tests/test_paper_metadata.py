@@ -28,6 +28,7 @@ from papers.services import (
     library_papers,
     set_author_names,
 )
+from projects.models import Project
 from projects.services import add_papers_to_project, create_project
 from tests.conftest import shared_case, shared_paper
 from tests.support.pdfs import CREATED
@@ -620,3 +621,56 @@ def test_an_abstract_keeps_real_hyphens_and_drops_footnote_markers():
         "We introduce S2ORC, a large corpus of 81.1M papers. Full text is annotated with automatically-detected "
         "inline mentions of citations and its implementation is open."
     )
+
+
+# --- affiliations, from page 1 ----------------------------------------------------------------------
+
+CITESEE_FRONT = """CiteSee: Augmenting Citations in Scientific Papers with
+Persistent and Personalized Historical Context
+Joseph Chee Chang Amy X. Zhang Jonathan Bragg
+josephc@allenai.org axz@cs.uw.edu jbragg@allenai.org
+Allen Institute for AI University of Washington Allen Institute for AI
+Seattle, WA, USA Seattle, WA, USA Seattle, WA, USA
+2023
+"""
+
+
+@pytest.mark.parametrize(
+    ("front", "title", "lines"),
+    [
+        (CITESEE_FRONT, "CiteSee: Augmenting Citations in Scientific Papers with Persistent and Personalized "
+         "Historical Context", ["Allen Institute for AI University of Washington Allen Institute for AI"]),
+        # A company's mark, an e-mail address left out, a one-word affiliation with its mark.
+        ("ZooKeeper: Wait-free coordination\nPatrick Hunt and Mahadev Konar\nYahoo! Grid\n{phunt}@yahoo-inc.com\n",
+         "ZooKeeper: Wait-free coordination", ["Yahoo! Grid"]),
+        ("The Google File System\nSanjay Ghemawat, Howard Gobioff\nGoogle\u2217\n", "The Google File System",
+         ["Google"]),
+        # Greek affiliation marks; a title word ("Google") after the title is no title.
+        ("PaperMage\nKyle Lo\u03b1\u2217 Marti A. Hearst\u03b2\n"
+         "\u03b1Allen Institute for AI \u03b2University of California\n",
+         "PaperMage", ["Allen Institute for AI University of California"]),
+        # No affiliation printed: a name and a date; prose ends the front matter.
+        ("Paxos Made Simple\nLeslie Lamport\n01 Nov 2001", "Paxos Made Simple", []),
+        ("Plain\nTAL AUGUST,\nUniversity of Washington, USA\nWhen seeking information not covered in the research\n"
+         "literature, Stanford University readers", "Plain", ["University of Washington, USA"]),
+    ],
+)  # fmt: skip
+def test_affiliation_lines_are_the_front_matters_places_not_its_names_dates_or_prose(front, title, lines):
+    assert metadata_answers.affiliation_lines(front, title) == lines
+
+
+def test_an_affiliation_question_quotes_page_one_of_the_paper_it_names(alice, chunk_store, settings):
+    from indexing.ingest import ingest_paths
+    from tests.conftest import SAMPLE_PAPERS
+
+    settings.CONTEXTUAL_BLURBS = "heuristic"
+    assert not ingest_paths(user=alice, paths=[SAMPLE_PAPERS / "s2orc.pdf"], project_name="Sample").failed
+    project = Project.objects.get(name="Sample")
+    answer = answer_question(project=project, user=alice, question="Where do the S2ORC authors work?", chat=True)
+    assert answer.text.startswith("From page 1 of the paper: ")
+    assert "\u201cAllen Institute for Artificial Intelligence\u201d" in answer.text
+    assert "University of Washington" in answer.text
+    assert [(ref.page, "Allen Institute" in ref.text) for ref in answer.references] == [(1, True)]
+    assert answer.status == "answered"
+    # Not read as a content question: "work" is no verb of the paper's ("S2ORC works with ...").
+    assert "works" not in answer.text
