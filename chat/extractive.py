@@ -1062,6 +1062,24 @@ _SYMBOLIC_COUNT = re.compile(
     r"(?<![\w(=/.-])(?:\d+[a-z]|[b-hj-zB-HJ-Z])(?:\s*[+\u2212-]\s*\d+)?(?:\s+(?!of\b|the\b)[a-z][\w-]*){0,2}?\s+([a-z]{2,}s)\b"
     r"(?<!\bis)(?<!\bas)(?<!\bhas)(?<!\bwas)"
 )
+# A count as a share of a whole ("votes from a majority of the servers", "a quorum of acceptors",
+# "half of the replicas"): how many a rule needs, said without a number.
+_PROPORTION_COUNT = re.compile(
+    r"\b(?:a|the|simple|strict)\s+(?:majority|quorum)\b|\b(?:half|two[\s-]thirds)\s+of\b", re.IGNORECASE
+)
+# "How many votes does a candidate need?", "How many replicas must acknowledge a write?": how many a
+# rule needs, which a share answers (`_PROPORTION_COUNT`); "How many servers are there?" it does not.
+_NEEDS_COUNT = re.compile(
+    r"\bhow\s+many\b[^?]*\b(?:need|needs|needed|must|require|requires|required|necessary|enough|sufficient)\b",
+    re.IGNORECASE,
+)
+
+
+def _share_only(text: str) -> bool:
+    """Whether the only count *text* gives is a share of a whole ("a majority of the servers")."""
+    return bool(_PROPORTION_COUNT.search(text)) and not _COUNT_NUMBER.search(text) and not _WORD_NUMBER.search(text)
+
+
 # A time in words ("for one week", "a few days", "several hours", "well under a second"): a
 # duration with no digit. Not "a day": "millions of requests a day" is a rate; not "a second
 # replica", an ordinal: "a second" is a duration only after a word that bounds a time.
@@ -1813,6 +1831,7 @@ def number_attached(text: str, measure: str, asked: Collection[str], *, by_unit:
     if measure in ("count", ""):
         spans += [m.span() for m in _WORD_NUMBER.finditer(text)]
         spans += [(m.start(), m.start(1)) for m in _SYMBOLIC_COUNT.finditer(text)]  # the noun after it
+        spans += [m.span() for m in _PROPORTION_COUNT.finditer(text)]  # "a majority of the servers"
     # "What was the average age ...?" is not answered by "clicking on average only 7 Section Gists":
     # a statistic's name says how the figure is summarised, not what it measures.
     asked_set = set(asked) - _STATISTICS or set(asked)
@@ -1827,6 +1846,11 @@ def number_attached(text: str, measure: str, asked: Collection[str], *, by_unit:
         before_text, after_text = _clause_around(text, start, end)
         if _COPULA_BEFORE.search(before_text) and with_classes(set(terms(before_text)), asked_set) & asked_set:
             return True  # "The load of the majority system over nine servers is five ninths."
+        aside = _ASIDE_BEFORE.search(before_text)
+        if aside is not None and with_classes(set(terms(before_text[: aside.start()])), asked_set) & asked_set:
+            # "election timeouts are chosen randomly from a fixed interval (currently 150-300ms ...)":
+            # a value in an aside gives the figure of what its clause is about.
+            return True
         before = _WINDOW_WORD.findall(before_text)[-_ATTACHMENT_WORDS:]
         after = _WINDOW_WORD.findall(after_text)[:_ATTACHMENT_WORDS]
         near = set(terms(" ".join(before + after)))
@@ -1836,6 +1860,12 @@ def number_attached(text: str, measure: str, asked: Collection[str], *, by_unit:
 
 
 _CLAUSE_BREAK = re.compile(r"[.;!?]\s")
+# A number opening an aside: "(currently 150-300ms", "(e.g., 64 MB", "(about 100".
+_ASIDE_BEFORE = re.compile(
+    r"\((?:currently|typically|usually|by\s+default|e\.g\.,?|for\s+example,?|about|roughly|around|approximately)?"
+    r"\s*$",
+    re.IGNORECASE,
+)
 # A number that is the complement of its clause's verb "to be": it measures the clause's subject.
 _COPULA_BEFORE = re.compile(
     r"\b(?:is|are|was|were|equals|becomes)\s+(?:about\s+|roughly\s+|approximately\s+|only\s+|just\s+)?$", re.I
@@ -1907,6 +1937,8 @@ def quantity_fit(text: str, measure: str, counted: Collection[str] = ()) -> floa
             return 1.0
         if any(_stem(noun) in wanted for noun in _SYMBOLIC_COUNT.findall(text)):
             return 1.0  # "preference list contains more than N nodes" for "How many nodes ...?"
+        if _PROPORTION_COUNT.search(text) and wanted & {_stem(word.casefold()) for word in re.findall(r"\w+", text)}:
+            return 1.0  # "receives votes from a majority of the servers" for "How many votes ...?"
     if _WORD_NUMBER.search(text) and measure in ("", "count"):
         return 0.5
     return 0.2 if found else 0.0
@@ -2152,6 +2184,8 @@ def counts_asked_thing(text: str, question: str) -> bool:
         return False
     if _is_row(text):
         return True
+    if _PROPORTION_COUNT.search(text) and not _COUNT_NUMBER.search(text):
+        return True  # "receives votes from a majority of the servers": a share, no number, counts them
     for number in _COUNT_NUMBER.finditer(text):
         if _LABELLED_BY_NUMBER.search(text[: number.start()]):
             continue
@@ -2267,6 +2301,8 @@ def states_fact(text: str, analysis: QuestionAnalysis, asked: Sequence[str]) -> 
             near = near and number_attached(text, measure, asked) and states_rate(text, analysis.query)
         if measure == "count" and not counts_asked_thing(text, analysis.query):
             return False
+        if measure == "count" and not _NEEDS_COUNT.search(analysis.query) and _share_only(text):
+            return False  # "a majority of the servers" is how many a rule needs, not how many there are
         if in_its_unit or as_bound:
             # "What 99th percentile latency did the benchmark show?" is not answered by "... typically
             # less than one second ...": a figure in the asked unit stands for the asked measure only
