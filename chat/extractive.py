@@ -2405,7 +2405,10 @@ _HOW_WELL = re.compile(
 # "Topic 1: ... Topic 2: ...".
 _NUMBERED_ITEMS = re.compile(
     r"\(\s*(?:i|1|a)\s*\)[^()]{2,}?\(\s*(?:ii|2|b)\s*\)|\bfirst(?:ly)?,\s[^.]{3,}?\bsecond(?:ly)?,"
-    r"|\b(?P<noun>[A-Z][a-z]+) 1\b.{3,}?\b(?P=noun) 2\b",
+    r"|\b(?P<noun>[A-Z][a-z]+) 1\b.{3,}?\b(?P=noun) 2\b"
+    # "ZooKeeper has two basic ordering guarantees: Linearizable writes: ...": a list announced by
+    # its count, then a colon.
+    r"|\b(?:two|three|four|five|six|seven|eight|nine|ten|[2-9])\s+(?:[\w-]+\s+){0,3}?[\w-]+s\s*:\s*\S",
     re.IGNORECASE,
 )
 # "A, B(,) and C": three items or more, the last after "and"/"or".
@@ -2431,7 +2434,8 @@ def asks_several(question: str) -> bool:
 
 def enumeration_fit(text: str, head: str = "") -> float:
     """How plainly *text* lists several items: 1.0 for numbered or lettered items ("(i) no title,
-    (ii) no authors"), "First, ...; second, ..." or "Topic 1 ... Topic 2", LISTED_FIT for three
+    (ii) no authors"), "First, ...; second, ...", "Topic 1 ... Topic 2" or a list announced by its
+    count ("two basic ordering guarantees: ..."), LISTED_FIT for three
     items or more joined by commas and a final "and"/"or", else 0.0. With *head* (a stemmed term,
     see `terms`), only a sentence naming it lists the asked things: "We further filter paper
     clusters to remove papers with (i) no title, ..." lists filters; "(1) Machines are typically

@@ -2675,6 +2675,9 @@ def test_a_plural_asked_noun_asks_for_several_things(question, several):
         ("The filters drop papers without titles, authors, or text.", 0.5),
         ("Here, the first statement was the primary measurement, and the second statement was a check.", 0.0),
         ("Subsequently, 95.5M paper clusters are filtered out based on the criteria and removed.", 0.0),
+        # A list announced by its count and a colon; a count with no colon announces none.
+        ("ZooKeeper has two basic ordering guarantees: Linearizable writes: all requests are serializable.", 1.0),
+        ("ZooKeeper has two basic ordering guarantees that clients rely on.", 0.0),
     ],
 )
 def test_a_sentence_lists_several_items_when_they_are_numbered_or_joined_by_commas(text, fit):
