@@ -286,15 +286,16 @@ def answer_affiliations(
     readable = [(paper, text) for paper in named if (text := front_matter(paper).strip())]
     if not readable:
         return None  # not indexed yet: retrieval says so
+    answered = False
     for n, (paper, text) in enumerate(readable, start=1):
         printed = affiliation_lines(text, paper.display_title)
         references.append(_page_one(paper, n, text))
         if printed:
+            answered = True
             quoted = "; ".join(f"\u201c{line}\u201d" for line in printed)
             sentences.append(f"Page 1 of {paper.display_title} gives its authors' affiliations as {quoted}. [{n}]")
         else:
             sentences.append(f"Page 1 of {paper.display_title} prints no affiliation for its authors. [{n}]")
-    answered = any("gives its authors'" in sentence for sentence in sentences)
     return MetadataAnswer(
         text=f"{AFFILIATION_LABEL}: " + "\n".join(sentences),
         references=references,

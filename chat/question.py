@@ -1351,7 +1351,7 @@ def _resolve_references(
     users = False  # "they" became the people of the previous question's study
 
     def pick(match: re.Match[str]) -> str:
-        nonlocal group, paired
+        nonlocal group, paired, users
         chosen: list[int] = []
         if things and match.group("group") and _THING_THEY.search(match.string, *_around(match)):
             # "What filters does S2ORC apply?" then "Which of them removes the most?": the filters.
@@ -1386,7 +1386,6 @@ def _resolve_references(
             if match.group("group").casefold() == "they" and people is not None and copula and len(previous.focus) == 1:
                 # "Were they accurate?", "Which universities were they from?" after a question about
                 # a study's participants: the participants.
-                nonlocal users
                 users = True
                 return f"the {people[0]}"
             subject = _AUX_SUBJECT.search(previous.query)

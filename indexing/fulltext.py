@@ -165,13 +165,18 @@ def first_passage(passages: Iterable[Passage], query: str, terms: Sequence[str])
     return fallback
 
 
+def _has_passages(paper: Paper, model: str) -> bool:
+    """Whether *paper* has current passages for embedding *model*: it is ready, indexed by it."""
+    return paper.index_status == Paper.IndexStatus.READY and paper.embedding_model == model
+
+
 def find_in_papers(papers: Sequence[Paper], query: str) -> dict[int, TextMatch]:
     """Paper id -> where its text contains *query*, for those of *papers* (ready for the configured
     embedding model: the others have no current passages) whose text does; see the module
     docstring. Raises ChunkStoreError when the chunk index cannot be read."""
     terms = search_terms(query)
     model = configured_model_name()
-    ready = {p.pk: p for p in papers if p.index_status == Paper.IndexStatus.READY and p.embedding_model == model}
+    ready = {p.pk: p for p in papers if _has_passages(p, model)}
     if not terms or not ready:
         return {}
     texts = paper_texts.get(paper_versions(ready.values()), embedding_model=model)
@@ -192,7 +197,7 @@ def front_matter(paper: Paper) -> str:
     one line per line), "" when the paper has no current passages for the configured embedding
     model or page 1 holds none. Raises ChunkStoreError when the chunk index cannot be read."""
     model = configured_model_name()
-    if paper.index_status != Paper.IndexStatus.READY or paper.embedding_model != model:
+    if not _has_passages(paper, model):
         return ""
     passages = paper_texts.get(paper_versions([paper]), embedding_model=model).get(paper.pk, [])
     first = next((chunk["text"] for chunk, _ in passages if chunk.get("pageNumber") == 1), "")
