@@ -20,6 +20,7 @@ about the other one?") becomes the previous question about the new papers.
 
 from __future__ import annotations
 
+import difflib
 import logging
 import re
 from collections import Counter
@@ -103,6 +104,9 @@ class QuestionAnalysis:
     # A paper the question calls by a name none of the project's papers goes by ("the GFS paper"):
     # `absent_paper`; None when it names none, or names papers of the project.
     absent_name: str | None = None
+    # The project's paper name closest in spelling to `absent_name` ("Bigtable" for "Bigtabel"),
+    # when one is close (`close_paper_name`): the answer asks whether that paper was meant.
+    absent_like: str | None = None
     # "And the other paper?" in a project of one paper: there is none, and the answer says so.
     no_other_paper: bool = False
     # A system the question asks about as the subject of its verb, by a name that is no paper's of
@@ -838,6 +842,20 @@ def absent_paper(question: str, papers: Sequence[PaperRef]) -> str | None:
             continue
         return name
     return None
+
+
+# A misspelt name is this close to a paper's name (difflib's ratio: 2 * matches / total length);
+# "Bigtabel" and "Bigtable" are 0.875, "Spanner" and "Paxos" 0.33.
+CLOSE_NAME_RATIO = 0.8
+
+
+def close_paper_name(name: str, papers: Sequence[PaperRef]) -> str | None:
+    """The name of one of *papers* (`paper_names`) spelt closest to *name*, compared without case,
+    when it is at least CLOSE_NAME_RATIO alike ("Bigtabel" -> "Bigtable", "Zookeper" ->
+    "ZooKeeper"); None when none is."""
+    names = {n.casefold(): n for paper in papers for n in paper_names(paper) if len(n) >= 4}
+    close = difflib.get_close_matches(name.casefold(), list(names), n=1, cutoff=CLOSE_NAME_RATIO)
+    return names[close[0]] if close else None
 
 
 # "How does Chubby handle that?", "And how would ZooKeeper do it?", "How does Raft elect a leader?":
@@ -2137,6 +2155,7 @@ def analyse_question(question: str, *, history: Sequence[Turn], papers: Sequence
         # "Compare the sample sizes of the two papers" in a two-paper project needs both papers: an
         # answer citing one of them is only partly an answer.
         focus = tuple(paper.paper_id for paper in papers)
+    absent = None if focus else absent_paper(resolved.query, papers)
     analysis = QuestionAnalysis(
         question=question,
         query=resolved.query,
@@ -2148,7 +2167,8 @@ def analyse_question(question: str, *, history: Sequence[Turn], papers: Sequence
         rewritten=rewritten,
         key_terms=_with_counted_noun(content_terms(resolved.query, papers), resolved.query),
         unclear_papers=resolved.unclear,
-        absent_name=None if focus else absent_paper(resolved.query, papers),
+        absent_name=absent,
+        absent_like=close_paper_name(absent, papers) if absent else None,
         no_other_paper=len(papers) == 1 and _asks_another_paper(question),
         acting_name=acting_name(question, papers),
     )

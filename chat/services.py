@@ -651,6 +651,7 @@ ABSENT_PAPER = (
     "This project has no paper called “{name}”, so its papers cannot say what that paper states. "
     "Add the paper to the project, or ask without naming it."
 )
+CLOSE_NAME = " Did you mean “{name}”?"
 NOT_READY = "None of this project's papers is ready to search yet; ask again once indexing finishes."
 NONE_INDEXED = "None of this project's papers could be indexed, so there is nothing to search yet."
 
@@ -819,7 +820,9 @@ class AnswerSession(StreamedAnswer):
             # "How big is a chunk in the GFS paper?" in a project without GFS: other papers' passages
             # about chunks would pass for what that paper says.
             self.status = Status.NOT_STATED
-            for word in words(ABSENT_PAPER.format(name=absent)):
+            like = self.analysis.absent_like if self.analysis is not None else None
+            message = ABSENT_PAPER.format(name=absent) + (CLOSE_NAME.format(name=like) if like else "")
+            for word in words(message):
                 yield word
             return
         if not retrieval.references:

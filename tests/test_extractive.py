@@ -785,12 +785,16 @@ def test_a_question_about_a_paper_the_project_does_not_hold_says_so_instead_of_q
     pages = ["The lock service stores small files. Each chunk of a file is 256 KB, and the cell holds five replicas."]
     add_papers_to_project(project=project, papers=[indexed_paper(alice, pages, title="Chubby")], user=alice)
     answer = answer_question(project=project, user=alice, question="How big is a chunk in the GFS paper?")
-    assert answer.text == ABSENT_PAPER.format(name="GFS")
+    assert answer.text == ABSENT_PAPER.format(name="GFS")  # no "Did you mean ...?"
     assert "[1]" not in answer.text
     assert answer.status == "not_stated"
     # The paper the project holds is answered from as before.
     answer = answer_question(project=project, user=alice, question="How big is a chunk in the Chubby paper?")
     assert "256 KB" in answer.text
+    # A name spelt close to the paper's is refused with the name it is close to; GFS is close to none.
+    answer = answer_question(project=project, user=alice, question="How big is a chunk in the Chuby paper?")
+    assert answer.text == ABSENT_PAPER.format(name="Chuby") + " Did you mean \u201cChubby\u201d?"
+    assert answer.status == "not_stated"
 
 
 @pytest.mark.django_db(transaction=True)

@@ -15,6 +15,7 @@ from chat.question import (
     answer_name,
     asked_thing,
     classify_answer_type,
+    close_paper_name,
     cut_mentions,
     defined_term,
     figure_label,
@@ -1373,6 +1374,14 @@ def test_a_paper_called_by_a_name_no_project_paper_goes_by_is_absent(question, a
     library = [*LIBRARY[:-1], dataclasses.replace(LIBRARY[-1], venue="OSDI 2006")]
     assert absent_paper(question, library) == absent
     assert analyse_in(library, question).absent_name == absent
+
+
+@pytest.mark.parametrize(
+    ("name", "like"),
+    [("Bigtabel", "Bigtable"), ("zookeper", "ZooKeeper"), ("Chuby", "Chubby"), ("Spanner", None), ("Dynamo", None)],
+)
+def test_a_misspelt_paper_name_is_close_to_the_paper_it_means(name, like):
+    assert close_paper_name(name, LIBRARY) == like
 
 
 def test_the_ones_after_a_count_are_the_things_counted():
