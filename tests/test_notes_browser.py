@@ -10,22 +10,18 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests import test_browser
-from tests.support.live_server import embedded_env, free_port, stop, wait_for_http
+from tests.support.live_server import embedded_env, free_port, start_daphne, stop, wait_for_http
 from tests.support.openai_stub import OpenAIStub
 from tests.support.pdfs import make_pdf_bytes
 from tests.test_browser import (
     ANSWER_TIMEOUT,
     CHROMIUM,
-    ROOT,
     Server,
     manage,
     stop_chunk_index_server,
@@ -135,17 +131,8 @@ def server(tmp_path_factory) -> Iterator[Server]:
                 f"User.objects.create_user({USERNAME!r}, '', {PASSWORD!r})",
             )
             manage(env, "ingest_papers", str(pdf), "--user", USERNAME, "--project", PROJECT)
-            log = base / "daphne.log"
-            server.logs["daphne"] = log
-            daphne = str(Path(sys.executable).with_name("daphne"))
-            with log.open("wb") as out:
-                process = subprocess.Popen(
-                    [daphne, "-b", "127.0.0.1", "-p", str(port), "annotagent.asgi:application"],
-                    cwd=ROOT,
-                    env=env,
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                )
+            server.logs["daphne"] = base / "daphne.log"
+            process = start_daphne(env, port, server.logs["daphne"])
             wait_for_http(server, process)
             yield server
         finally:

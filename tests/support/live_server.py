@@ -121,6 +121,19 @@ class LiveServer:
             )
 
 
+def start_daphne(env: dict[str, str], port: int, log: Path) -> subprocess.Popen[bytes]:
+    """Daphne serving Annotagent on 127.0.0.1:*port* in environment *env*, its output in *log*;
+    wait for it with `wait_for_http`, end it with `stop`."""
+    with log.open("wb") as out:
+        return subprocess.Popen(
+            [DAPHNE, "-b", "127.0.0.1", "-p", str(port), "annotagent.asgi:application"],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+
+
 @contextmanager
 def live_server(base: Path, **overrides: str) -> Iterator[LiveServer]:
     """Migrate a fresh database under *base* and serve it with Daphne; *overrides* are environment
@@ -130,14 +143,7 @@ def live_server(base: Path, **overrides: str) -> Iterator[LiveServer]:
     env = embedded_env(data_dir, **overrides)
     server = LiveServer(base_url=f"http://127.0.0.1:{port}", data_dir=data_dir, env=env, log=base / "daphne.log")
     server.manage("migrate", "--noinput", "-v0")
-    with server.log.open("wb") as out:
-        process = subprocess.Popen(
-            [DAPHNE, "-b", "127.0.0.1", "-p", str(port), "annotagent.asgi:application"],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+    process = start_daphne(env, port, server.log)
     try:
         wait_for_http(server, process, timeout=60)
         yield server

@@ -13,15 +13,15 @@ const MIN_MATCH_CHARS = 24;
 
 const viewer = document.getElementById("pdf-viewer");
 
-// Lower case, letters and digits only, one space between words: text-layer spans and extracted
-// text differ in hyphenation, ligatures and spacing.
-function fold(text) {
-  return text
-    .normalize("NFKC")
-    .toLowerCase()
-    .replace(/-\s+/g, "")
-    .replace(/[^\p{L}\p{N}]+/gu, " ")
-    .trim();
+// Matching compares letters and digits only, lower case, accents and ligatures ("ﬁ") unfolded.
+// The text layer has one span per line and keeps the PDF's spacing and line-end hyphens
+// ("election time-" then "outs") where the quote says "timeouts" (or "time-outs"), so hyphens and
+// white space are left out on both sides. Folded one code point at a time, so that each folded
+// character can be traced back to its span.
+const NOT_LETTER = /[^\p{L}\p{N}]/gu;
+
+function foldEach(text) {
+  return Array.from(text, (char) => char.toLowerCase().normalize("NFKD").replace(NOT_LETTER, ""));
 }
 
 // The passage to highlight on *page*: the one chat.js stored for this URL, else ?quote=.
@@ -38,40 +38,31 @@ function wantedQuote(page) {
 }
 
 // Mark the text-layer spans that hold *quote* (or its longest leading part found, at least
-// MIN_MATCH_CHARS characters) with class "cited"; returns the first marked span.
+// MIN_MATCH_CHARS folded characters) with class "cited"; returns the first marked span.
 function highlight(spans, quote) {
-  const wanted = fold(quote);
+  const wanted = foldEach(quote).join("");
   if (!wanted) return null;
   let text = "";
-  const starts = [];
-  for (const span of spans) {
-    const piece = fold(span.textContent);
-    if (!piece) {
-      starts.push(-1);
-      continue;
+  // owners[i]: the index in *spans* of the span text[i] was folded from.
+  const owners = [];
+  spans.forEach((span, index) => {
+    for (const piece of foldEach(span.textContent)) {
+      text += piece;
+      for (let i = 0; i < piece.length; i += 1) owners.push(index);
     }
-    if (text) text += " ";
-    starts.push(text.length);
-    text += piece;
-  }
+  });
   let length = wanted.length;
   let at = text.indexOf(wanted);
   while (at < 0 && length > MIN_MATCH_CHARS) {
     length = Math.max(MIN_MATCH_CHARS, Math.floor(length * 0.7));
-    at = text.indexOf(wanted.slice(0, length).trim());
+    at = text.indexOf(wanted.slice(0, length));
   }
   if (at < 0) return null;
-  const end = at + length;
   let first = null;
-  spans.forEach((span, index) => {
-    const start = starts[index];
-    if (start < 0) return;
-    const stop = start + fold(span.textContent).length;
-    if (stop > at && start < end) {
-      span.classList.add("cited");
-      first ??= span;
-    }
-  });
+  for (const index of new Set(owners.slice(at, at + length))) {
+    spans[index].classList.add("cited");
+    first ??= spans[index];
+  }
   return first;
 }
 
