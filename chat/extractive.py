@@ -49,6 +49,7 @@ from chat.question import (
     figure_label,
     how_dimensions,
     key_terms,
+    measured_thing,
 )
 from indexing.chunking import dehyphenate, is_heading, is_known_word, latin_words, split_sentences
 from indexing.lexical import american_spelling, tokenize
@@ -1721,8 +1722,15 @@ _CHOOSING = frozenset(
 )
 # "How many kinds of RPC ...?" is answered by "two types of RPCs".
 _KINDS = frozenset(_stem(w) for w in "kind kinds type types sort sorts".split())
+# Code by the language it is written in: "How many lines of code is the backend?" is answered by
+# "The backend was implemented in around 1,000 lines of Python".
+_CODE = frozenset(
+    _stem(w)
+    for w in "code python java javascript typescript rust scala haskell ocaml erlang elixir ruby php perl kotlin "
+    "swift golang fortran matlab".split()
+)
 # Classes of words a question and its evidence may use interchangeably.
-_TERM_CLASSES = (_PEOPLE, _WOMEN, _MEN, _FUNDING, _CHOOSING, _KINDS)
+_TERM_CLASSES = (_PEOPLE, _WOMEN, _MEN, _FUNDING, _CHOOSING, _KINDS, _CODE)
 # Words for a bound: "What maximum file size ...?" is qualified by "a limit on file size".
 _LIMITS = frozenset(_stem(w) for w in "maximum max limit limits cap caps ceiling bound bounds upper".split())
 
@@ -1745,7 +1753,8 @@ def term_classes(analysis: QuestionAnalysis) -> tuple[frozenset[str], ...]:
     participants ...?"; "Which study had 43 students?" names its students), funding words for a
     question about funding (`asks_about_funding`), words for choosing for a question about a choice
     ("How do they choose a master?" matches "elect a master"), words for a kind for a question
-    about kinds ("How many kinds of RPC ...?" matches "two types of RPCs")."""
+    about kinds ("How many kinds of RPC ...?" matches "two types of RPCs"), languages for a
+    question about code ("lines of code" matches "lines of Python")."""
     counts = answer_type(analysis) == AnswerType.QUANTITY and asked_measure(analysis.query) in ("count", "")
     key = set(key_stems(analysis))
     wanted = (
@@ -1755,6 +1764,7 @@ def term_classes(analysis: QuestionAnalysis) -> tuple[frozenset[str], ...]:
         (_FUNDING, asks_about_funding(analysis.query)),
         (_CHOOSING, bool(_CHOOSING & key)),
         (_KINDS, bool(_KINDS & key)),
+        (_CODE, _stem("code") in key),
     )
     return tuple(c for c, asked in wanted if asked)
 
@@ -2038,7 +2048,11 @@ _ASKS_BOUND = re.compile(
 _PLAIN_MODIFIERS = frozenset(
     _stem(w)
     for w in "existing new main common typical standard specific particular actual original same other certain "
-    "own exact overall general underlying".split()
+    "own exact overall general underlying "
+    # A measure's degree or statistic says which figure, not what it measures: "the largest number
+    # of open sessions", "the sample size of the study" (a count of its participants).
+    "largest smallest highest lowest biggest longest shortest greatest maximum minimum average mean median "
+    "total sample".split()
 )
 
 
@@ -2077,8 +2091,9 @@ _ASKS_A_NAMED_KIND = re.compile(
 
 @lru_cache(maxsize=4096)
 def _asked_thing_terms(query: str) -> tuple[str, ...]:
-    """`terms` of the thing *query* asks for (`asked_thing`): once per question, not per candidate."""
-    return tuple(terms(asked_thing(query) or ""))
+    """`terms` of the thing *query* asks for (`asked_thing`, else `measured_thing`): once per
+    question, not per candidate."""
+    return tuple(terms(asked_thing(query) or measured_thing(query) or ""))
 
 
 # "Who calibrated them?", "Who funded the study?": the doer of a verb, which the evidence must say.
@@ -2138,6 +2153,8 @@ _LABELLED_BY_NUMBER = re.compile(
     r"experiment|study|cluster|node|server|machine|task|job|round|slot|ballot|term|index|id|number|no)\.?\s*$",
     re.IGNORECASE,
 )
+_OF_THE = re.compile(r"^\s+of(?:\s+(?:the|these|those|our|their|its|all))?(?=\s)", re.IGNORECASE)
+_PRONOUNS = frozenset("them these those us".split())
 _COUNT_PLAIN = frozenset(
     "of in on at for to from by with and or than per each the a an about over under nearly roughly approximately "
     "around some more less fewer at least most only just total overall".split()
@@ -2190,13 +2207,17 @@ def counts_asked_thing(text: str, question: str) -> bool:
         if _LABELLED_BY_NUMBER.search(text[: number.start()]):
             continue
         clause = _PUNCTUATION.split(text[number.end() : number.end() + 80], maxsplit=1)[0]
+        # "hundreds of participating teams", "84 of the participants": the things after "of" are counted.
+        clause, of_them = _OF_THE.subn("", clause, count=1)
         nouns: list[str] = []
         for word in re.findall(r"[A-Za-z][\w-]*", clause)[:4]:
             if word.casefold() in _COUNT_PLAIN:
                 break
             nouns.append(word)
-        if not nouns:
-            return True  # "(N = 84)", "84 of the", "totalling 84.": no noun of its own
+        if not nouns or (of_them and nouns[0].casefold() in _PRONOUNS):
+            return True  # "(N = 84)", "84 of them", "totalling 84.": no noun of its own
+        if len(nouns) > 1 and nouns[0].casefold().endswith("ing"):
+            nouns = nouns[1:]  # "participating teams" are teams
         # Its nouns may be the question's own words for the thing ("1.5M full text LaTeX parses"
         # for "How many papers come with full text parsed from LaTeX?").
         own = _singulars(with_classes(set(terms(" ".join(nouns))), stems))
@@ -2943,7 +2964,9 @@ def asked_wording(analysis: QuestionAnalysis, missing: Sequence[str] = ()) -> st
     elif kind not in (AnswerType.QUANTITY, AnswerType.ENTITY, AnswerType.DEFINITION) or not noun:
         # How, why, whether, or asked words that are no noun phrase ("the S2ORC handle failures",
         # "a figure for the train asked about"): the question itself says what was asked.
-        wanted = f"an answer to “{analysis.query.strip().rstrip('?.!')}?”"
+        body = analysis.query.strip().rstrip("?.!\uff1f\uff01\u3002 ")
+        mark = "\uff1f" if is_cjk(body) else "?"  # a CJK question ends in the fullwidth mark
+        wanted = f"an answer to “{body}{mark}”"
     return wanted
 
 
@@ -2977,7 +3000,11 @@ def not_stated_sentence(analysis: QuestionAnalysis, candidates: Sequence[Sentenc
         return list(dict.fromkeys(" ".join(run) for run in runs if run))
 
     def discussed(word: str) -> bool:
-        return _stem(word.lower()) in present and word.lower() not in _ASKING | _RELATING
+        if _stem(word.lower()) not in present:
+            return False
+        # A capitalised word inside the question is part of a name ("Paper Plain"), even one that
+        # otherwise only asks ("paper").
+        return word.lower() not in _ASKING | _RELATING or (word[:1].isupper() and word != words[0])
 
     topic = phrases(lambda w: discussed(w) and _stem(w.lower()) not in asked) or phrases(discussed)
     subject = joined_with_and(topic[:4]) if topic else "related topics"
@@ -3218,7 +3245,11 @@ def compose_answer(
     stated = any(s.states for s in chosen)
     if missing and not _asks_beyond(analysis, missing):
         stated = False
-    unmentioned = [] if missing or not stated else missing_qualifiers(analysis, passages)
+    # A question about named papers (not comparing them) asks what those say: "In the Dynamo paper,
+    # what is the chunk size?" is not answered by a size because a GFS passage speaks of chunks.
+    focus = set(analysis.named_paper_ids) if not analysis.comparison else set()
+    own = [c.matchable for c in candidates if c.paper_id in focus] if focus else passages
+    unmentioned = [] if missing or not stated else missing_qualifiers(analysis, own)
     if unmentioned and not _asks_beyond(analysis, unmentioned):
         stated = False
     sentences = [

@@ -179,7 +179,9 @@ _ENTITY = re.compile(
     # "What cloud provider ...?", "What operating system ...?": a maker or place, named.
     r"|what (?:[a-z-]+\s+)?(?:provider|providers|vendor|vendors|company|companies|organi[sz]ation|"
     r"organi[sz]ations|institution|institutions|university|universities|manufacturer|operating\s+system|"
-    r"compiler|browser|editor|processor|processors|cpus?|gpus?))\b"
+    r"compiler|browser|editor|processor|processors|cpus?|gpus?|"
+    # "What PDF library ...?", "Which web framework ...?": a named tool of a kind.
+    r"library|libraries|toolkit|toolkits|framework|frameworks|parser|parsers|package|packages))\b"
     # "What does S2ORC use to split text into sentences?": the thing used, a tool ("scispaCy"); not
     # "What does Bigtable use Chubby for?", which asks what for.
     r"|^what (?:does|do|did) (?:(?!use\b)[\w'\u2019-]+\s+){1,4}use (?:to|for)\b",
@@ -354,6 +356,23 @@ def _phrase_match(
     match or its *group* names one of *papers*."""
     match = pattern.match(_without_lead_in(question))
     return None if match is None or mentions(match[group], papers) else match
+
+
+# "What is the chunk size?", "What was the median election time?": a measure with its modifiers,
+# asked for after "is the"; a definition's "What is a chunk?" has no measure noun.
+_WHAT_IS_MEASURE = re.compile(
+    rf"^(?:what|which)\s+(?:is|are|was|were)\s+(?:the|its|their)\s+"
+    rf"(?P<thing>(?:[\w-]+\s+){{1,3}}?(?:{_QUANTITY_NOUNS}))(?=\s*(?:[?.!,]|$|(?:in|of|for|on|at|that|used)\b))",
+    re.IGNORECASE,
+)
+
+
+def measured_thing(question: str, papers: Sequence[PaperRef] = ()) -> str | None:
+    """The measure a "what is the X <measure noun>?" question asks for, with its modifiers ("In the
+    Dynamo paper, what is the chunk size?" -> "chunk size"); None for another form, a measure of
+    no modifier ("What is the size?") or one that names a paper."""
+    match = _phrase_match(_WHAT_IS_MEASURE, question, papers, "thing")
+    return None if match is None else match["thing"]
 
 
 def asked_thing(question: str, papers: Sequence[PaperRef] = ()) -> str | None:
@@ -1056,6 +1075,16 @@ _ADJECTIVE_ONE = re.compile(
     r"\b(?P<det>a|an|the)\s+(?P<adj>(?!(?:other|same|first|second|third|fourth|fifth|last|former|latter)\b)"
     r"[a-z][\w-]*)\s+one(?P<plural>s?)\b"
 )
+# "How does Chubby handle that?", "How would ZooKeeper deal with it?": a light verb whose object
+# stands for the previous question's topic.
+_HANDLE_THAT = re.compile(
+    r"\b(?:handle|handles|handled|deal\s+with|deals\s+with|dealt\s+with|manage|manages|managed|approach|"
+    r"approaches|approached|tackle|tackles|tackled|address|addresses|addressed|cope\s+with|copes\s+with)\s+"
+    r"(?:that|this|it|the\s+same(?:\s+thing)?)(?=\s*[?.!]*\s*$)",
+    re.IGNORECASE,
+)
+# "How does Raft elect a leader?": a how-question whose verb follows its subject.
+_HOW_DOES = re.compile(r"^\s*(?:and\s+)?how\s+(?:does|do|did|can|could|would|will|should)\b", re.IGNORECASE)
 _DO_IT = re.compile(r"\b(?:do|does|did)\s+(?:it|that|this|so|the same)(?=\s*[?.!]*\s*$)", re.IGNORECASE)
 _TOPIC_PRONOUN = re.compile(
     r"\b(?:that|this|it|the same(?: thing)?)(?:\s+(?:problem|issue|question|case|feature|mechanism|part|step|"
@@ -2078,6 +2107,17 @@ def _resolve(question: str, history: Sequence[Turn], papers: Sequence[PaperRef],
         comparison = (len(focus) >= 2) or (not new_papers and previous.comparison)
         return _Resolved(query=query, focus=focus, pool=previous.pool, comparison=comparison, unclear=unclear)
 
+    handled = _HANDLE_THAT.search(text)
+    if handled is not None and new_papers:
+        if event is not None:
+            # "How does Chubby handle that?" after "What happens when the GFS master fails?": the
+            # same event in Chubby ("What happens when the Chubby master fails?").
+            query = _swap_papers(previous.query, new_papers, papers)
+            return _Resolved(query=query, focus=new_papers, pool=previous.pool, comparison=len(new_papers) >= 2)
+        if _HOW_DOES.match(previous.query) and noun_phrase and verb_phrase == noun_phrase:
+            # After "How does Raft elect a leader?" (no light verb of its own), "How does Chubby handle
+            # that?" asks how Chubby elects a leader, not how it "handle elect a leader".
+            text = f"{text[: handled.start()]}{noun_phrase}{text[handled.end() :]}"
     clause = len(noun_phrase.split()) > MAX_TOPIC_WORDS and not (thing and not new_papers)
     pronoun = bool(_DO_IT.search(text) or _TOPIC_PRONOUN.search(text))
     said_whole = clause and pronoun and len(own_terms) < MAX_TERMS_FOR_TOPIC
@@ -2139,6 +2179,20 @@ def _asks_another_paper(question: str) -> bool:
     return reference is not None and reference.group(0).casefold().startswith("the other")
 
 
+# An HTML or XML tag ("<img src=x onerror=alert(1)>", "</b>"): a tag opens with a letter, "/" or "!"
+# after "<", so "latency < 10 ms" is no tag. A script or style element goes whole.
+_MARKUP = re.compile(r"<(script|style)\b[^>]*>.*?</\1\s*>|<[A-Za-z/!][^<>]*>", re.IGNORECASE | re.DOTALL)
+
+
+def without_markup(question: str) -> str:
+    """*question* without HTML tags pasted into it ("<b>What is S2ORC?</b>" -> "What is S2ORC?"),
+    spaces collapsed where a tag stood; the words between tags stay. A question is shown as typed
+    (escaped), but its markup is no part of what it asks."""
+    if "<" not in question:
+        return question
+    return " ".join(_MARKUP.sub(" ", question).split())
+
+
 def analyse_question(question: str, *, history: Sequence[Turn], papers: Sequence[PaperRef]) -> QuestionAnalysis:
     """Analyse *question* asked after *history* (the conversation's answered turns, oldest first;
     an assistant turn's `paper_ids` are the papers its citations point at) in a project of *papers*.
@@ -2147,6 +2201,7 @@ def analyse_question(question: str, *, history: Sequence[Turn], papers: Sequence
     its own) is rewritten deterministically into the standalone `query` (see the module
     docstring); `rewritten` says so. Pure: no model, no database.
     """
+    question = without_markup(question)
     resolved = _resolve(question, history, papers)
     resolved = replace(resolved, query=by_name(resolved.query, papers))
     rewritten = resolved.query != question.strip()
@@ -2256,6 +2311,15 @@ _PARALLEL_PAIR = re.compile(
 )
 
 
+# Between two possessive names: "[Raft's] leader election compare with [ZooKeeper's]": the thing
+# of the first, compared with the second's.
+_COMPARED_WITH_THEIRS = re.compile(
+    r"\s+(?P<thing>(?:[\w-]+\s+){0,3}?[\w-]+)\s+(?P<verb>compares?|differs?|stacks?\s+up)\s+"
+    r"(?:with|to|from|against)\s+",
+    re.IGNORECASE,
+)
+
+
 def conjunct_sides(query: str, papers: Sequence[PaperRef]) -> dict[int, str]:
     """For a question whose two papers each stand in a phrase of their own joined by "and", "or"
     or "versus" (both phrases opening with one preposition: "How many participants took part in
@@ -2269,6 +2333,18 @@ def conjunct_sides(query: str, papers: Sequence[PaperRef]) -> dict[int, str]:
     if len(found) != 2 or found[0].paper_id == found[1].paper_id:
         return {}
     first, second = found
+    compared = _COMPARED_WITH_THEIRS.fullmatch(query, first.end, second.start)
+    possessives = all(re.search(r"['\u2019]s$", query[m.start : m.end]) for m in found)
+    if compared is not None and possessives:
+        # "How does Raft's leader election compare with ZooKeeper's?": each side is its paper's
+        # leader election ("How does ZooKeeper's leader election compare?").
+        head, tail = query[: first.start], query[second.end :]
+        return {
+            m.paper_id: _tidy(
+                " ".join(f"{head}{query[m.start : m.end]} {compared['thing']} {compared['verb']}{tail}".split())
+            )
+            for m in found
+        }
     joint = _JOINT.search(query, first.end, second.start)
     definite = _DEFINITE_PAIR.fullmatch(query, first.end, second.start)
     if joint is not None:
@@ -2324,19 +2400,33 @@ _PART_BREAK = re.compile(
 _BACK_REFERENCE = re.compile(r"\b(?:it|they|them|this|these|those|that)\b", re.IGNORECASE)
 
 
+# "... and how many with full text?": a count of no noun of its own, which counts the first part's.
+_BARE_HOW_MANY = re.compile(
+    r"^(?:and\s+)?how\s+many(?=\s+(?:with|without|have|has|had|are|were|is|was|in|come|came|use|used|do|does|did)\b)",
+    re.IGNORECASE,
+)
+_COUNTED_NOUN = re.compile(r"\bhow\s+many\s+(?P<noun>[A-Za-z][\w-]*)", re.IGNORECASE)
+
+
 def question_parts(analysis: QuestionAnalysis, papers: Sequence[PaperRef]) -> tuple[QuestionAnalysis, ...]:
     """The sub-questions of *analysis*'s query when it asks two things or more ("What is an SSTable
     and what does it provide to Bigtable?" -> "What is an SSTable?", "what does it provide to
     Bigtable?"), each with its own answer type, key terms and named papers, so each gets evidence of
     its own; () when it asks one thing. A later part that refers back ("it", "that") keeps the
-    first part's key terms after its own; a part that names no paper keeps the question's."""
+    first part's key terms after its own; a part that names no paper keeps the question's; a bare
+    "how many" counts what the first part counts ("..., and how many with full text?")."""
     pieces = [piece.strip(" ,;") for piece in _PART_BREAK.split(analysis.query)]
     pieces = [piece for piece in pieces if piece]
     if len(pieces) < 2:
         return ()
     parts: list[QuestionAnalysis] = []
+    counted = _COUNTED_NOUN.search(pieces[0])
     for number, piece in enumerate(pieces):
         text = piece if piece.endswith("?") else f"{piece}?"
+        bare = _BARE_HOW_MANY.match(text) if number and counted else None
+        if bare is not None and counted is not None:
+            # "How many papers does S2ORC contain, and how many with full text?": papers with full text.
+            text = f"{text[: bare.end()]} {counted['noun']}{text[bare.end() :]}"
         own = content_terms(text, papers)
         refers_back = number > 0 and bool(_BACK_REFERENCE.search(piece))
         if not own and not refers_back:

@@ -16,6 +16,7 @@ from chat.extractive import (
     asked_head,
     asked_measure,
     asked_terms,
+    asked_wording,
     asks_about_funding,
     asks_place,
     asks_several,
@@ -1292,6 +1293,19 @@ def test_a_figure_in_the_asked_unit_must_stand_by_the_words_that_say_which_measu
     assert scored_answer([reference(1, 1, trained)], hardware).status != Status.NOT_STATED
 
 
+def test_lines_of_code_are_counted_in_the_language_the_code_is_written_in():
+    question = "How many lines of code is the tracker backend?"
+    frontend = "Around 5,000 lines of TypeScript and ReactJS code were added to the front-end."
+    backend = "The backend was implemented in around 1,000 lines of Python using Flask."
+    analysis = analysis_for(question)
+    assert counts_asked_thing(backend, question)
+    assert states_fact(backend, analysis, asked_terms(question))
+    answer = scored_answer([reference(1, 1, f"{frontend} {backend}")], question)
+    assert answer.text.index("1,000 lines of Python") < answer.text.index("5,000 lines")
+    # Lines of a log are no lines of Python.
+    assert not counts_asked_thing(backend, "How many lines of log does the backend write?")
+
+
 def test_a_count_of_papers_qualified_by_a_name_counts_papers():
     assert asked_terms("How many Zorblax papers have DOIs?") == ["zorblax", "paper"]
     # The paper named is the one the passages come from: its name is no term a row must repeat.
@@ -2167,6 +2181,33 @@ def test_a_figure_about_something_the_passages_never_mention_is_not_stated(quest
     assert f"No passage mentions {missing}" in answer.text
 
 
+def test_a_measure_of_a_named_paper_whose_qualifier_only_another_paper_mentions_is_not_stated():
+    refs = [
+        reference(1, 1, "Dynamo is meant for small objects, of size under 1 MB, stored by key.", title="Dynamo"),
+        reference(2, 2, "Files are divided into fixed-size chunks of 64 MB each.", title="The Google File System"),
+    ]
+    question = "In the Dynamo paper, what is the chunk size?"
+    answer = scored_answer(refs, question, named_paper_ids=(1,))
+    assert answer.status == Status.NOT_STATED
+    assert "No passage mentions chunk" in answer.text
+    # Asked of the paper that mentions chunks, it is answered.
+    assert scored_answer(refs, "In the GFS paper, what is the chunk size?", named_paper_ids=(2,)).status == (
+        Status.ANSWERED
+    )
+
+
+def test_the_not_stated_line_keeps_a_name_that_holds_an_asking_word():
+    refs = [reference(1, 1, "Readers using Paper Plain rated the papers as easier to read.", title="Paper Plain")]
+    answer = scored_answer(refs, "What font size does Paper Plain use?")
+    assert answer.status == Status.NOT_STATED
+    assert answer.text.startswith("The papers discuss Paper Plain but do not state a figure for the font size")
+
+
+def test_a_cjk_question_restated_in_a_not_stated_line_ends_with_one_question_mark():
+    analysis = analysis_for("GFS \u306e\u30c1\u30e3\u30f3\u30af\u30b5\u30a4\u30ba\u306f\u4f55\u3067\u3059\u304b\uff1f")
+    assert asked_wording(analysis).endswith("\u304b\uff1f\u201d")
+
+
 def test_a_figure_whose_qualifiers_the_passages_mention_is_answered():
     refs = [reference(1, 1, "With an election timeout of 12-24ms, it takes only 35ms on average to elect a leader.")]
     answer = scored_answer(refs, "What leader election latency does Raft reach with a 12-24ms timeout?")
@@ -2891,6 +2932,10 @@ def test_an_approximate_count_asks_for_the_counted_thing_not_the_corpus_it_is_in
         # The counted thing itself must be there.
         ("We used 35 machines to simulate 250 simultaneous clients.", "How many watches can a client register?", False),
         ("Each replica keeps four variables.", "What does each replica keep?", True),  # counts nothing
+        # After "of", the things counted; a modifier in -ing does not make "teams" participants.
+        ("There were hundreds of participating teams across two shared tasks.",
+         "How many participants did the user study have?", False),
+        ("We recruited 84 of the participants from a pool.", "How many participants did the study have?", True),
     ],
 )  # fmt: skip
 def test_a_count_is_of_the_thing_asked_for(text, question, counts):

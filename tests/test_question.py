@@ -20,6 +20,7 @@ from chat.question import (
     defined_term,
     figure_label,
     first_author,
+    measured_thing,
     mentions,
     paper_names,
     standalone_from_reply,
@@ -180,6 +181,8 @@ def test_a_question_about_one_paper_is_no_comparison(question):
         ("What framework is the model built with?", AnswerType.ENTITY),
         ("What cloud provider did the GFS authors use?", AnswerType.ENTITY),  # a maker, with a modifier
         ("What operating system do the chunkservers run?", AnswerType.ENTITY),
+        ("What PDF library does PaperMage use to extract text?", AnswerType.ENTITY),  # a tool of a kind, named
+        ("Which web framework does the backend use?", AnswerType.ENTITY),
         # The thing used to do something: a tool; what another thing is used for is no name.
         ("What does S2ORC use to split text into sentences?", AnswerType.ENTITY),
         ("What does papermage use for sentence segmentation?", AnswerType.ENTITY),
@@ -226,6 +229,8 @@ def test_a_name_two_papers_share_is_cut_once():
 
 MEMBERSHIP = ("How does Raft handle cluster membership changes?", (2,))
 ELECTION = ("How do Raft and Chubby elect a leader?", (2, 1))
+ELECTED = ("How does Raft elect a leader?", (2,))
+GFS_FAILS = ("What happens when the GFS master fails?", (4,))
 
 
 def test_a_standalone_question_is_left_as_it_is():
@@ -315,6 +320,24 @@ def test_a_question_pointing_back_with_than_that_it_that_way_or_something_else_i
     analysis = analyse(follow_up, previous)
     assert analysis.rewritten is True
     assert analysis.named_paper_ids == previous[1]
+
+
+@pytest.mark.parametrize(
+    ("previous", "follow_up", "query"),
+    [
+        # The previous question's verb stands where "handle that" did, not after it.
+        (ELECTED, "How does Chubby handle that?", "How does Chubby elect a leader?"),
+        (ELECTED, "And how does ZooKeeper deal with it?", "How does ZooKeeper elect a leader?"),
+        # An event: the same event, in the paper now named.
+        (GFS_FAILS, "How does Chubby handle that?", "What happens when Chubby master fails?"),
+        # With a light verb of its own the topic takes the place of "that", as before.
+        (MEMBERSHIP, "How does Chubby cope with that?", "How does Chubby cope with cluster membership changes?"),
+    ],
+)  # fmt: skip
+def test_handling_that_asks_the_previous_question_of_the_paper_now_named(previous, follow_up, query):
+    analysis = analyse(follow_up, previous)
+    assert analysis.query == query
+    assert analysis.named_paper_ids == analyse(query).named_paper_ids
 
 
 def test_both_of_them_is_a_comparison_of_the_previous_papers():
@@ -507,6 +530,19 @@ def test_a_compound_question_is_split_into_parts_that_each_keep_their_subject():
     assert second.named_paper_ids == (BIGTABLE.paper_id,)
 
 
+@pytest.mark.parametrize(
+    ("question", "second"),
+    [
+        ("How many chunks does GFS keep, and how many with three replicas?", "how many chunks with three replicas?"),
+        ("How many chunks does GFS keep, and how many have three replicas?", "how many chunks have three replicas?"),
+        # "of them" counts the first part's things already.
+        ("How many servers does a Chubby cell have and how many of them are masters?", "how many of them are masters?"),
+    ],
+)
+def test_a_bare_how_many_in_a_later_part_counts_what_the_first_part_counts(question, second):
+    assert analyse(question).parts[1].query == second
+
+
 def test_each_part_of_a_compound_question_names_its_own_papers():
     analysis = analyse("How big are GFS chunks, and how does Bigtable use GFS to store its files?")
     first, second = analysis.parts
@@ -554,6 +590,12 @@ def test_each_side_of_a_comparison_in_phrases_of_their_own_leaves_the_other_phra
     # Without one, the verb after the second phrase belongs to both: only the names are cut.
     shared = dict(analyse("How do Bigtable row keys and GFS chunks differ in size?").paper_queries)
     assert shared[GFS.paper_id] == "How do row keys and GFS chunks differ in size?"
+    # "X's thing compared with Y's": the thing of each.
+    theirs = dict(analyse("How does Raft's leader election compare with ZooKeeper's?").paper_queries)
+    assert theirs == {
+        RAFT.paper_id: "How does Raft's leader election compare?",
+        ZOOKEEPER.paper_id: "How does ZooKeeper's leader election compare?",
+    }
 
 
 @pytest.mark.parametrize("question", ["Who are the authors of the paper?", "Where was the paper published?"])
@@ -1382,6 +1424,32 @@ def test_a_paper_called_by_a_name_no_project_paper_goes_by_is_absent(question, a
 )
 def test_a_misspelt_paper_name_is_close_to_the_paper_it_means(name, like):
     assert close_paper_name(name, LIBRARY) == like
+
+
+@pytest.mark.parametrize(
+    ("question", "thing"),
+    [
+        ("In the Dynamo paper, what is the chunk size?", "chunk size"),
+        ("What is the lease timeout in Chubby?", "lease timeout"),
+        ("What is the size?", None),
+        ("What is a chunk?", None),
+    ],
+)
+def test_the_measure_a_what_is_the_question_asks_for_keeps_its_modifiers(question, thing):
+    assert measured_thing(question, LIBRARY) == thing
+
+
+@pytest.mark.parametrize(
+    ("question", "query"),
+    [
+        ("<img src=x onerror=alert(1)> What is a znode in ZooKeeper?", "What is a znode in ZooKeeper?"),
+        ("<b>How does Raft elect a leader?</b>", "How does Raft elect a leader?"),
+        ("<script>alert(1)</script>What is Chubby?", "What is Chubby?"),
+        ("Is a latency < 10 ms and > 5 ms common in Raft?", "Is a latency < 10 ms and > 5 ms common in Raft?"),
+    ],
+)
+def test_markup_pasted_into_a_question_is_no_part_of_what_it_asks(question, query):
+    assert analyse_in(LIBRARY, question).query == query
 
 
 def test_the_ones_after_a_count_are_the_things_counted():
