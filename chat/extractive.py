@@ -2892,6 +2892,9 @@ _STRANDED = r"(?:under|for|in|on|with|by|from|to|of|at|about|into|as)"
 _FINAL_VERB = re.compile(
     rf"\b(?:does|do|did)\b(?:{_SUBJECT_WORD}){{1,6}}?\s+[a-z]+\s*\?\s*$"
     rf"|\b(?:is|are|was|were)\b(?:{_SUBJECT_WORD}){{1,6}}?\s+[a-z]+(?:ed|en)(?P<stranded>\s+{_STRANDED})?\s*\?\s*$"
+    # "... who decides where replicas go?": an embedded where-clause closing on its verb.
+    rf"|\bwhere\s+(?!(?:is|are|was|were|do|does|did|can|could|will|would|should)\b)"
+    rf"(?:the\s+|a\s+|an\s+)?[\w-]+(?:\s+[\w-]+)?\s+[a-z]+\s*\?\s*$"
 )
 
 

@@ -2196,6 +2196,13 @@ def test_a_measure_of_a_named_paper_whose_qualifier_only_another_paper_mentions_
     )
 
 
+def test_the_not_stated_line_leaves_out_the_verb_closing_a_where_clause():
+    refs = [reference(1, 1, "Replicas go to chunkservers on other racks, where reads of the replicas are cheap.")]
+    answer = scored_answer(refs, "Which engineer decides where replicas go?")
+    assert answer.status == Status.NOT_STATED
+    assert answer.text.startswith("The papers discuss replicas but do not state")
+
+
 def test_the_not_stated_line_keeps_a_name_that_holds_an_asking_word():
     refs = [reference(1, 1, "Readers using Paper Plain rated the papers as easier to read.", title="Paper Plain")]
     answer = scored_answer(refs, "What font size does Paper Plain use?")
