@@ -2202,6 +2202,11 @@ def analyse_question(question: str, *, history: Sequence[Turn], papers: Sequence
     docstring); `rewritten` says so. Pure: no model, no database.
     """
     question = without_markup(question)
+    asked = [i for i, turn in enumerate(history) if turn.role == "user"]
+    if asked and " ".join(question.split()).casefold() == " ".join(history[asked[-1]].text.split()).casefold():
+        # The previous question asked again ("Which of them removes the most?" twice): it means what
+        # it meant then, and is answered as it was, not as a follow-up to its own answer.
+        return analyse_question(question, history=history[: asked[-1]], papers=papers)
     resolved = _resolve(question, history, papers)
     resolved = replace(resolved, query=by_name(resolved.query, papers))
     rewritten = resolved.query != question.strip()

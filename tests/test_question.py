@@ -740,6 +740,13 @@ def test_it_as_an_object_and_them_as_a_group_are_the_things_the_previous_questio
         "Which of the filters removes the most in S2ORC?"
     )
     assert analyse_in([S2ORC], "How are they applied?", filters).query == "How are the filters applied in S2ORC?"
+    # Asked again, it is answered as the first time: its own answer's quotes are no "said before".
+    said = Turn("assistant", "...", paper_ids=(S2ORC.paper_id,), quotes=("Not English 15.2M",))
+    history = [Turn("user", filters[0]), Turn("assistant", "...", paper_ids=(S2ORC.paper_id,))]
+    first = analyse_question("Which of them removes the most?", history=history, papers=[S2ORC])
+    history += [Turn("user", "Which of them  removes the most?"), said]
+    assert analyse_question("Which of them removes the most?", history=history, papers=[S2ORC]) == first
+    assert first.said_before == ()
     # One thing asked for ("Which filter ...?"): "which of them" is which of those things.
     one = ("Which filter removes the most papers?", (S2ORC.paper_id,))
     assert analyse_in([S2ORC], "Which of them removes the least?", one).query == "Which filter removes the least?"
