@@ -3211,6 +3211,45 @@ def _undefined_term(analysis: QuestionAnalysis, chosen: Sequence[Scored]) -> str
     return defined_term(analysis.query) or " ".join(words)
 
 
+# The commonest function words of French, German, Spanish, Italian and Portuguese that are no
+# English words: a question holding several, and more of them than of English ones, is in one of
+# those languages.
+_FOREIGN_FUNCTION_WORDS = frozenset(
+    "le la les des une du dans pour est sont quel quelle quels quelles qui que quoi comment combien avec sur "
+    "der das dem ein eine einer ist sind wie welche welcher welches wer warum wieviel viele und auf von zu im "
+    "el los las una del es cuál cuáles qué cómo cuántos cuántas cuánto para por "
+    "il gli della delle che è sono quale quali quanto quanti nel "
+    "os uma umas dos é são qual quais como quantos quantas com em".split()
+)
+_ENGLISH_FUNCTION_WORDS = frozenset(
+    "the a an of in on is are was were what which who how why when where does do did for with to from by and "
+    "that this it its their there many much".split()
+)
+OTHER_LANGUAGE = (
+    "This question is not in English, and the passages retrieved for it are: the sentences below share words "
+    "with it but may not answer it. Ask it in English for an answer from these papers."
+)
+
+
+def _function_words(text: str) -> tuple[int, int]:
+    """(foreign, English) function words among *text*'s words (`_FOREIGN_FUNCTION_WORDS`)."""
+    words = [w.casefold() for w in re.findall(r"[^\W\d_]+", text)]
+    return sum(w in _FOREIGN_FUNCTION_WORDS for w in words), sum(w in _ENGLISH_FUNCTION_WORDS for w in words)
+
+
+def asked_in_another_language(question: str, passages: Sequence[str]) -> bool:
+    """Whether *question* is in French, German, Spanish, Italian or Portuguese (two function words
+    of those languages or more, outnumbering its English ones) while *passages* are in English
+    (more English function words than foreign ones): the embedding model and the answer-type tests
+    read English, so a match of a shared word or two ("chunk") is no answer. A question in the
+    passages' own language, or in English, is False."""
+    foreign, english = _function_words(question)
+    if foreign < 2 or foreign <= english:
+        return False
+    passage_foreign, passage_english = _function_words(" ".join(passages))
+    return passage_english > passage_foreign
+
+
 def compose_answer(
     scored: Sequence[Scored],
     analysis: QuestionAnalysis,
@@ -3255,6 +3294,11 @@ def compose_answer(
     unmentioned = [] if missing or not stated else missing_qualifiers(analysis, own)
     if unmentioned and not _asks_beyond(analysis, unmentioned):
         stated = False
+    # "Quelle est la taille d'un chunk dans GFS ?" over English passages: their sentences share a
+    # word or two with it ("chunk"), which says nothing of whether they answer it.
+    other_language = asked_in_another_language(analysis.query, passages)
+    if other_language:
+        stated = False
     sentences = [
         AnswerSentence(text=f"“{s.candidate.text}” [{s.candidate.n}]", citations=(s.candidate.n,), supported=s.states)
         for s in chosen
@@ -3286,7 +3330,9 @@ def compose_answer(
             sentences += [AnswerSentence(text=gap, not_stated=True) for gap in gaps]
     else:
         line = not_stated_sentence(analysis, candidates, missing)
-        if unmentioned:
+        if other_language:
+            line = OTHER_LANGUAGE
+        elif unmentioned:
             line += f" No passage mentions {joined_with_and(unmentioned)}."
         head = [line, "Related passages (they do not answer the question):"]
         sentences = [AnswerSentence(text=line, not_stated=True)] + [replace(s, supported=False) for s in sentences]

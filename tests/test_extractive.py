@@ -8,12 +8,14 @@ import pytest
 from chat.citations import parse_citations
 from chat.extractive import (
     MAX_EMBEDDED,
+    OTHER_LANGUAGE,
     Quantity,
     Scored,
     Sentence,
     Status,
     analysis_for,
     asked_head,
+    asked_in_another_language,
     asked_measure,
     asked_terms,
     asked_wording,
@@ -2201,6 +2203,31 @@ def test_the_not_stated_line_leaves_out_the_verb_closing_a_where_clause():
     answer = scored_answer(refs, "Which engineer decides where replicas go?")
     assert answer.status == Status.NOT_STATED
     assert answer.text.startswith("The papers discuss replicas but do not state")
+
+
+@pytest.mark.parametrize(
+    ("question", "other"),
+    [
+        ("Quelle est la taille d'un chunk dans GFS ?", True),
+        ("Wie groß ist ein Chunk in GFS?", True),
+        ("¿Cuál es el tamaño de un chunk en GFS?", True),
+        ("What is the chunk size in GFS?", False),
+        ("Which authors of the GFS paper are from MIT?", False),  # one such word, among English ones
+    ],
+)
+def test_a_question_in_another_language_than_the_passages_is_told_apart(question, other):
+    passages = ["Files are divided into fixed-size chunks of 64 MB, and each chunk is stored on three servers."]
+    assert asked_in_another_language(question, passages) is other
+    # In the passages' own language it is no other language.
+    assert not asked_in_another_language(question, ["La taille d'un chunk est de 64 Mo dans le système GFS."])
+
+
+def test_a_question_in_another_language_is_not_stated_with_the_shared_words_shown_as_related():
+    refs = [reference(1, 1, "Each chunk replica is stored as a plain Linux file on a chunkserver.", title="GFS")]
+    answer = scored_answer(refs, "Quelle est la taille d'un chunk dans GFS ?")
+    assert answer.status == Status.NOT_STATED
+    assert answer.text.startswith(OTHER_LANGUAGE)
+    assert "Each chunk replica" in answer.text  # shown as related
 
 
 def test_the_not_stated_line_keeps_a_name_that_holds_an_asking_word():
