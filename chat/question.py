@@ -899,6 +899,10 @@ def acting_name(question: str, papers: Sequence[PaperRef]) -> str | None:
     words = {word.casefold() for word in name.split()}
     if words & (_PAPER_WORDS | _FUNCTION_WORDS | _ORDINAL_WORDS | {"i", "we", "you", "they", "it"}):
         return None
+    # "How do Lo et al. say the name is pronounced?": the first author of a paper, not a system.
+    authors = {surname(paper.first_author).casefold() for paper in papers if paper.first_author}
+    if name.casefold() in authors:
+        return None
     return None if mentions(name, papers) else name
 
 
