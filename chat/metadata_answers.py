@@ -38,7 +38,7 @@ from django.template.defaultfilters import pluralize
 from annotagent import llm
 from chat.extractive import Status
 from chat.prompts import Turn, build_metadata_messages
-from chat.question import PaperRef, named_papers
+from chat.question import PaperRef, cut_mentions, named_papers
 from indexing.metadata import AFFILIATION_WORDS
 from indexing.retrieval import Reference
 from papers.metadata import MetadataFilter, filter_papers, has_author, parse_year, venue_matches
@@ -66,6 +66,12 @@ _VENUE_OF = re.compile(
 _YEAR_OF = re.compile(
     r"\b(?:when\s+(?:was|is)|(?:in\s+)?(?:what|which)\s+year\s+(?:was|is))\b.*\b(?:published|written|out)\b", re.I
 )
+# What "When was X written?" asks the date of, and the words that name no work but the paper itself.
+_YEAR_SUBJECT = re.compile(
+    r"\bwhen\s+(?:was|is)\s+(?P<subject>.+?)\s+(?:first\s+|originally\s+|finally\s+)?(?:published|written|out)\b",
+    re.I,
+)
+_THE_PAPER_WORDS = frozenset("the a an this that it its their paper article work study publication".split())
 _COUNT = re.compile(r"\bhow\s+many\s+(?:papers|articles|works)\b", re.I)
 # "by Ghemawat" filters by author; "by Smith et al." cites one paper, which question analysis names.
 # "Which paper did Burrows write?" and "Which papers has Lamport written?" too.
@@ -325,6 +331,17 @@ def described_paper(question: str, papers: Sequence[Paper]) -> str | None:
     return described["topic"].strip()
 
 
+def _year_of_another_work(question: str, papers: Sequence[Paper]) -> bool:
+    """Whether "When was X written?" asks about a work that is not one of *papers*: X says more than
+    a paper's name ("When was Lamport's Part-time Parliament first written?", where "Lamport's"
+    names Paxos Made Simple), so the paper's year is no answer; the passages may give it."""
+    match = _YEAR_SUBJECT.search(question)
+    if match is None:
+        return False
+    rest = cut_mentions(match["subject"], [_ref(paper) for paper in papers])
+    return any(word.casefold() not in _THE_PAPER_WORDS for word in re.findall(r"[\w-]+", rest))
+
+
 def answer_from_metadata(
     question: str, papers: Sequence[Paper], *, author_names: Sequence[str] = (), previous: Sequence[int] = ()
 ) -> MetadataAnswer | None:
@@ -353,7 +370,7 @@ def answer_from_metadata(
         named = _named(question, papers, previous)
         if named:
             return _answer([(_venue_sentence(paper), [paper]) for paper in named])
-    if _YEAR_OF.search(question) and not _CONTENT.search(question):
+    if _YEAR_OF.search(question) and not _CONTENT.search(question) and not _year_of_another_work(question, papers):
         named = _named(question, papers, previous)
         if named:
             return _answer([(f"{paper.display_title} is from {_year_text(paper)}.", [paper]) for paper in named])

@@ -485,6 +485,10 @@ def test_a_metadata_question_that_names_no_paper_is_not_guessed_without_a_last_a
     assert metadata_answers.answer_from_metadata("When was it published?", papers, previous=[10**6]) is None
     answer = metadata_answers.answer_from_metadata("When was it published?", [library["paxos"]])
     assert answer is not None and "Paxos Made Simple is from 2001." in answer.text
+    # A work the paper cites, named with its author's name, is no question about the paper's year.
+    cited_work = "When was Lamport's Part-time Parliament first written?"
+    assert metadata_answers.answer_from_metadata(cited_work, [library["paxos"]]) is None
+    assert metadata_answers.answer_from_metadata("When was the Paxos paper written?", [library["paxos"]]) is not None
 
 
 @pytest.mark.parametrize(
