@@ -13,7 +13,8 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import PAPERS_DIR
-from tests.support.live_server import embedded_env, free_port, manage, stop, wait_for_http
+from tests.support.live_server import embedded_env, free_port, manage, start_daphne, stop, wait_for_http
 from tests.support.pdfs import make_pdf_bytes
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -86,6 +87,32 @@ def stop_chunk_index_server(env: dict[str, str]) -> None:
     subprocess.run(
         [sys.executable, "manage.py", "chunk_index_server", "stop"], cwd=ROOT, env=env, capture_output=True, timeout=60
     )
+
+
+@contextmanager
+def served(base: Path, env: dict[str, str], prepare: Callable[[], None]) -> Iterator[Server]:
+    """A browser test's own Annotagent: migrate the database of *env* (its DATA_DIR under *base*),
+    collect static files, run *prepare* (users, papers, projects through `manage`), then serve with
+    Daphne on a free port (no task worker). Daphne and the chunk index server are stopped and *base*
+    removed afterwards. Skips when Chromium is missing."""
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium")
+    port = free_port()
+    server = Server(base_url=f"http://127.0.0.1:{port}", data_dir=Path(env["DATA_DIR"]), env=env)
+    process = None
+    try:
+        manage(env, "migrate", "--noinput", "-v0")
+        manage(env, "collectstatic", "--noinput", "-v0")
+        prepare()
+        server.logs["daphne"] = base / "daphne.log"
+        process = start_daphne(env, port, server.logs["daphne"])
+        wait_for_http(server, process)
+        yield server
+    finally:
+        if process is not None:
+            stop(process)
+        stop_chunk_index_server(env)
+        shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

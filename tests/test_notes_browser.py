@@ -9,23 +9,16 @@ rejected. The note page's editor (Quill) loads under the Content Security Policy
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tests import test_browser
-from tests.support.live_server import embedded_env, free_port, start_daphne, stop, wait_for_http
+from tests.support.live_server import embedded_env
 from tests.support.openai_stub import OpenAIStub
 from tests.support.pdfs import make_pdf_bytes
-from tests.test_browser import (
-    ANSWER_TIMEOUT,
-    CHROMIUM,
-    Server,
-    manage,
-    stop_chunk_index_server,
-)
+from tests.test_browser import ANSWER_TIMEOUT, Server, manage, served
 
 # The browser and visitor fixtures of the main browser test, over this module's server.
 chromium = test_browser.chromium
@@ -103,12 +96,9 @@ def stub_reply(messages: list[dict[str, Any]]) -> Any:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory) -> Iterator[Server]:
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium")
     base = tmp_path_factory.mktemp("notes-browser")
     pdf = base / "raft-notes.pdf"
     pdf.write_bytes(make_pdf_bytes(PAGES, title="Raft Notes Paper"))
-    port = free_port()
     with OpenAIStub() as stub:
         stub.reply = stub_reply
         env = embedded_env(
@@ -118,28 +108,14 @@ def server(tmp_path_factory) -> Iterator[Server]:
             OPENAI_CHAT_MODEL="stub-chat",
             CONTEXTUAL_BLURBS="heuristic",
         )
-        server = Server(base_url=f"http://127.0.0.1:{port}", data_dir=base / "data", env=env)
-        process = None
-        try:
-            manage(env, "migrate", "--noinput", "-v0")
-            manage(env, "collectstatic", "--noinput", "-v0")
-            manage(
-                env,
-                "shell",
-                "-c",
-                "from django.contrib.auth.models import User; "
-                f"User.objects.create_user({USERNAME!r}, '', {PASSWORD!r})",
-            )
+
+        def prepare() -> None:
+            create = f"User.objects.create_user({USERNAME!r}, '', {PASSWORD!r})"
+            manage(env, "shell", "-c", f"from django.contrib.auth.models import User; {create}")
             manage(env, "ingest_papers", str(pdf), "--user", USERNAME, "--project", PROJECT)
-            server.logs["daphne"] = base / "daphne.log"
-            process = start_daphne(env, port, server.logs["daphne"])
-            wait_for_http(server, process)
-            yield server
-        finally:
-            if process is not None:
-                stop(process)
-            stop_chunk_index_server(env)
-            shutil.rmtree(base, ignore_errors=True)
+
+        with served(base, env, prepare) as up:
+            yield up
 
 
 @pytest.mark.browser

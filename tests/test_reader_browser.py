@@ -7,9 +7,9 @@ project, saves one answer citing it, and serves it with Daphne (no task worker, 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
-import shutil
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,9 +18,9 @@ from urllib.parse import quote as url_quote
 import pytest
 
 from tests import test_browser
-from tests.support.live_server import embedded_env, free_port, start_daphne, stop, wait_for_http
+from tests.support.live_server import embedded_env
 from tests.support.pdfs import make_pdf_bytes
-from tests.test_browser import CHROMIUM, Server, manage, stop_chunk_index_server
+from tests.test_browser import Server, manage, served
 
 # The browser and visitor fixtures of the main browser test, over this module's server.
 chromium = test_browser.chromium
@@ -98,31 +98,21 @@ print(paper.pk)
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory) -> Iterator[ReaderServer]:
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium")
     base = tmp_path_factory.mktemp("reader-browser")
     pdf = base / "raft.pdf"
     pdf.write_bytes(make_pdf_bytes([PAGE], title=TITLE))
-    port = free_port()
     env = embedded_env(base / "data")
-    server = ReaderServer(base_url=f"http://127.0.0.1:{port}", data_dir=base / "data", env=env)
-    process = None
-    try:
-        manage(env, "migrate", "--noinput", "-v0")
-        manage(env, "collectstatic", "--noinput", "-v0")
+    paper_id = 0
+
+    def prepare() -> None:
+        nonlocal paper_id
         code = SETUP.format(
             username=USERNAME, password=PASSWORD, pdf=str(pdf), title=TITLE, project=PROJECT, quote=LONG_QUOTE
         )
-        server.paper_id = int(manage(env, "shell", "-c", code).strip().splitlines()[-1])
-        server.logs["daphne"] = base / "daphne.log"
-        process = start_daphne(env, port, server.logs["daphne"])
-        wait_for_http(server, process)
-        yield server
-    finally:
-        if process is not None:
-            stop(process)
-        stop_chunk_index_server(env)
-        shutil.rmtree(base, ignore_errors=True)
+        paper_id = int(manage(env, "shell", "-c", code).strip().splitlines()[-1])
+
+    with served(base, env, prepare) as up:
+        yield ReaderServer(**dataclasses.asdict(up), paper_id=paper_id)
 
 
 def letters(text: str) -> str:
