@@ -2414,7 +2414,6 @@ _BARE_HOW_MANY = re.compile(
     r"^(?:and\s+)?how\s+many(?=\s+(?:with|without|have|has|had|are|were|is|was|in|come|came|use|used|do|does|did)\b)",
     re.IGNORECASE,
 )
-_COUNTED_NOUN = re.compile(r"\bhow\s+many\s+(?P<noun>[A-Za-z][\w-]*)", re.IGNORECASE)
 
 
 def question_parts(analysis: QuestionAnalysis, papers: Sequence[PaperRef]) -> tuple[QuestionAnalysis, ...]:
@@ -2429,13 +2428,13 @@ def question_parts(analysis: QuestionAnalysis, papers: Sequence[PaperRef]) -> tu
     if len(pieces) < 2:
         return ()
     parts: list[QuestionAnalysis] = []
-    counted = _COUNTED_NOUN.search(pieces[0])
+    counted = _HOW_MANY_PLURAL.search(pieces[0])
     for number, piece in enumerate(pieces):
         text = piece if piece.endswith("?") else f"{piece}?"
         bare = _BARE_HOW_MANY.match(text) if number and counted else None
         if bare is not None and counted is not None:
             # "How many papers does S2ORC contain, and how many with full text?": papers with full text.
-            text = f"{text[: bare.end()]} {counted['noun']}{text[bare.end() :]}"
+            text = f"{text[: bare.end()]} {counted['things']}{text[bare.end() :]}"
         own = content_terms(text, papers)
         refers_back = number > 0 and bool(_BACK_REFERENCE.search(piece))
         if not own and not refers_back:

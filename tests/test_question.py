@@ -535,6 +535,8 @@ def test_a_compound_question_is_split_into_parts_that_each_keep_their_subject():
     [
         ("How many chunks does GFS keep, and how many with three replicas?", "how many chunks with three replicas?"),
         ("How many chunks does GFS keep, and how many have three replicas?", "how many chunks have three replicas?"),
+        # A first part that counts no plural of its own ("how many of the chunks") lends none.
+        ("How many of the chunks does GFS keep, and how many with three replicas?", "how many with three replicas?"),
         # "of them" counts the first part's things already.
         ("How many servers does a Chubby cell have and how many of them are masters?", "how many of them are masters?"),
     ],
