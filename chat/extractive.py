@@ -3216,7 +3216,8 @@ def _undefined_term(analysis: QuestionAnalysis, chosen: Sequence[Scored]) -> str
 # those languages.
 _FOREIGN_FUNCTION_WORDS = frozenset(
     "le la les des une du dans pour est sont quel quelle quels quelles qui que quoi comment combien avec sur "
-    "der das dem ein eine einer ist sind wie welche welcher welches wer warum wieviel viele und auf von zu im "
+    "der das dem ein eine einer einen einem eines ist sind wie welche welcher welches wer warum wieviel viele "
+    "und auf von zu im "
     "el los las una del es cuál cuáles qué cómo cuántos cuántas cuánto para por "
     "il gli della delle che è sono quale quali quanto quanti nel "
     "os uma umas dos é são qual quais como quantos quantas com em".split()

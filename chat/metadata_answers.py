@@ -142,8 +142,12 @@ def _summary(paper: Paper) -> str:
     return ". ".join(part for part in parts if part) + "."
 
 
-def _answer(lines: Sequence[tuple[str, Sequence[Paper]]], *, none: str = "") -> MetadataAnswer:
-    """Compose the answer from (sentence, papers it cites) pairs; *none* when no sentence."""
+def _answer(
+    lines: Sequence[tuple[str, Sequence[Paper]]], *, none: str = "", known: Sequence[bool] = ()
+) -> MetadataAnswer:
+    """Compose the answer from (sentence, papers it cites) pairs; *none* when no sentence. *known*
+    (one flag per line, default all True) says which lines give the value asked for: none of them
+    makes the answer not stated ("The metadata of X names no venue."), some partly answered."""
     references: list[Reference] = []
     numbers: dict[int, int] = {}
     sentences: list[str] = []
@@ -157,7 +161,12 @@ def _answer(lines: Sequence[tuple[str, Sequence[Paper]]], *, none: str = "") -> 
         sentences.append(f"{sentence} {''.join(marks)}".strip())
     if not sentences:
         return MetadataAnswer(text=f"{LABEL}: {none}", references=[], status=Status.NOT_STATED)
-    return MetadataAnswer(text=f"{LABEL}: " + "\n".join(sentences), references=references, status=Status.ANSWERED)
+    status = Status.ANSWERED
+    if known and not any(known):
+        status = Status.NOT_STATED
+    elif known and not all(known):
+        status = Status.PARTLY_ANSWERED
+    return MetadataAnswer(text=f"{LABEL}: " + "\n".join(sentences), references=references, status=status)
 
 
 def _page_one(paper: Paper, n: int, text: str) -> Reference:
@@ -365,15 +374,17 @@ def answer_from_metadata(
                 lines.append((f"The first author of {paper.display_title} is {cited.first_author}.", [paper]))
             else:
                 lines.append((f"{paper.display_title} is by {_join(cited.authors)}.", [paper]))
-        return _answer(lines)
+        return _answer(lines, known=[bool(paper.cited.authors) for paper in named])
     if _VENUE_OF.search(question) and not _CONTENT.search(question):
         named = _named(question, papers, previous)
         if named:
-            return _answer([(_venue_sentence(paper), [paper]) for paper in named])
+            lines = [(_venue_sentence(paper), [paper]) for paper in named]
+            return _answer(lines, known=[bool(paper.cited.venue) for paper in named])
     if _YEAR_OF.search(question) and not _CONTENT.search(question) and not _year_of_another_work(question, papers):
         named = _named(question, papers, previous)
         if named:
-            return _answer([(f"{paper.display_title} is from {_year_text(paper)}.", [paper]) for paper in named])
+            lines = [(f"{paper.display_title} is from {_year_text(paper)}.", [paper]) for paper in named]
+            return _answer(lines, known=[bool(paper.cited.year) for paper in named])
     if _WHOLE_PROJECT.match(question):
         count = len(papers)
         head = f"This project has {_papers(count)}"

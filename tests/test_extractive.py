@@ -2210,6 +2210,7 @@ def test_the_not_stated_line_leaves_out_the_verb_closing_a_where_clause():
     [
         ("Quelle est la taille d'un chunk dans GFS ?", True),
         ("Wie groß ist ein Chunk in GFS?", True),
+        ("Wie wählt Raft einen Leader?", True),
         ("¿Cuál es el tamaño de un chunk en GFS?", True),
         ("What is the chunk size in GFS?", False),
         ("Which authors of the GFS paper are from MIT?", False),  # one such word, among English ones

@@ -489,6 +489,12 @@ def test_a_metadata_question_that_names_no_paper_is_not_guessed_without_a_last_a
     cited_work = "When was Lamport's Part-time Parliament first written?"
     assert metadata_answers.answer_from_metadata(cited_work, [library["paxos"]]) is None
     assert metadata_answers.answer_from_metadata("When was the Paxos paper written?", [library["paxos"]]) is not None
+    # Metadata without the value asked for is no answer: the answer says so, not stated.
+    venue = metadata_answers.answer_from_metadata("Which venue published Paxos Made Simple?", [library["paxos"]])
+    assert venue is not None and "names no venue" in venue.text
+    assert venue.status == "not_stated"
+    both = metadata_answers.answer_from_metadata("Which venue published them?", papers, previous=[p.pk for p in papers])
+    assert both is not None and both.status == "partly_answered"
 
 
 @pytest.mark.parametrize(
